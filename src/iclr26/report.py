@@ -1,0 +1,234 @@
+"""The reproduction report: one Markdown and one self-contained HTML file from a results folder."""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import html
+import math
+from pathlib import Path
+from typing import Any
+
+from . import __version__, catalogue
+from .claims import Result, Verdict
+from .store import atomic_write_text, load_error, load_result
+
+MAX_TABLE_ROWS = 40
+
+
+def collect(results_dir: str | Path) -> tuple[list[Result], list[dict[str, Any]]]:
+    """Stored results and stored errors under ``results_dir``, in catalogue order."""
+    results, errors = [], []
+    for slug in catalogue.slugs():
+        result = load_result(results_dir, slug)
+        if result is not None:
+            results.append(result)
+            continue
+        error = load_error(results_dir, slug)
+        if error is not None:
+            errors.append(error)
+    return results, errors
+
+
+def _fmt(value: Any) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float):
+        if math.isnan(value):
+            return "—"
+        return f"{value:.4g}"
+    return str(value)
+
+
+def _claim_rows(result: Result) -> list[list[str]]:
+    return [
+        [c.statement, c.paper or "—", _fmt(c.measured), c.criterion, str(c.verdict), c.scale, c.detail]
+        for c in result.claims
+    ]
+
+
+CLAIM_HEADER = ["claim", "paper", "ours", "criterion", "verdict", "scale", "what ours is"]
+
+
+def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
+    header: list[str] = []
+    for row in rows:
+        header.extend(k for k in row if k not in header)
+    body = [[_fmt(row.get(k)) for k in header] for row in rows[:MAX_TABLE_ROWS]]
+    return header, body
+
+
+def _md_table(header: list[str], rows: list[list[str]]) -> str:
+    esc = lambda s: str(s).replace("|", "\\|").replace("\n", " ")
+    lines = ["| " + " | ".join(esc(h) for h in header) + " |", "|" + "---|" * len(header)]
+    lines += ["| " + " | ".join(esc(c) for c in row) + " |" for row in rows]
+    return "\n".join(lines)
+
+
+def _verdict_counts(result: Result) -> str:
+    verdicts = [c.verdict for c in result.claims]
+    return (
+        f"{verdicts.count(Verdict.HOLDS)} hold, {verdicts.count(Verdict.DOES_NOT_HOLD)} do not, "
+        f"{verdicts.count(Verdict.NOT_MEASURABLE)} not measurable"
+    )
+
+
+def _scalar_metrics(metrics: dict[str, Any]) -> list[list[str]]:
+    return [[k, _fmt(v)] for k, v in metrics.items() if isinstance(v, int | float | str | bool) or v is None]
+
+
+def render_markdown(results_dir: str | Path) -> str:
+    results_dir = Path(results_dir)
+    results, errors = collect(results_dir)
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    out = [
+        "# iclr26 reproduction report",
+        "",
+        f"Generated {now} by iclr26 {__version__} from `{results_dir}`.",
+        "",
+    ]
+    statuses = [e.status for e in catalogue.SYSTEMS]
+    out.append("Catalogue: " + ", ".join(f"{statuses.count(s)} {s}" for s in catalogue.STATUSES) + ".")
+    out.append("")
+    if not results and not errors:
+        out += [
+            "No system has a result here yet: no system is `implemented` or `verified`, or none has run.",
+            "",
+        ]
+        return "\n".join(out)
+    summary = [
+        [r.slug, catalogue.get(r.slug).status, _verdict_counts(r), _fmt(r.seconds), _fmt(r.seed), r.scale]
+        for r in results
+    ]
+    summary += [
+        [
+            e["slug"],
+            catalogue.get(e["slug"]).status,
+            "FAILED: " + e.get("error", ""),
+            _fmt(e.get("seconds")),
+            _fmt(e.get("seed")),
+            e.get("scale", ""),
+        ]
+        for e in errors
+    ]
+    out += [
+        "## Summary",
+        "",
+        _md_table(["system", "status", "claims", "seconds", "seed", "scale"], summary),
+        "",
+    ]
+    for r in results:
+        out += [f"## {r.slug}", "", catalogue.get(r.slug).summary, ""]
+        out += [_md_table(CLAIM_HEADER, _claim_rows(r)), ""]
+        scalars = _scalar_metrics(r.metrics)
+        if scalars:
+            out += ["**Metrics**", "", _md_table(["metric", "value"], scalars), ""]
+        for name, rows in r.tables.items():
+            if rows:
+                header, body = _table(rows)
+                more = f" (first {MAX_TABLE_ROWS} of {len(rows)} rows)" if len(rows) > MAX_TABLE_ROWS else ""
+                out += [f"**{name}**{more}", "", _md_table(header, body), ""]
+        for art in r.artifacts:
+            if art.endswith(".png"):
+                out += [f"![{r.slug}: {art}]({r.slug}/{art})", ""]
+        if r.notes:
+            out += [r.notes, ""]
+        out += [
+            f"Run time {_fmt(r.seconds)} s, seed {r.seed}, scale {r.scale}, config `{r.config_hash}`; "
+            + ", ".join(f"{k} {v}" for k, v in r.versions.items() if k != "platform"),
+            "",
+        ]
+    for e in errors:
+        out += [f"## {e['slug']} (failed)", "", "```", e.get("error", ""), "```", ""]
+    return "\n".join(out)
+
+
+def _html_table(header: list[str], rows: list[list[str]], verdict_col: int | None = None) -> str:
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in header)
+    body = []
+    for row in rows:
+        cells = []
+        for i, cell in enumerate(row):
+            cls = ""
+            if i == verdict_col:
+                cls = {"holds": "ok", "does not hold": "bad"}.get(cell, "na")
+            cells.append(f'<td class="{cls}">{html.escape(cell)}</td>')
+        body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
+table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}
+th,td{border:1px solid #ccc;padding:3px 7px;vertical-align:top}th{background:#f2f2f2}
+td.ok{background:#e3f6e3}td.bad{background:#fbe3e3}td.na{background:#f4f4f4}
+img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}code,pre{background:#f6f6f6}
+"""
+
+
+def render_html(results_dir: str | Path) -> str:
+    results_dir = Path(results_dir)
+    results, errors = collect(results_dir)
+    now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        f"<!doctype html><html><head><meta charset='utf-8'><title>iclr26 reproduction report</title>"
+        f"<style>{_CSS}</style></head><body><h1>iclr26 reproduction report</h1>",
+        f"<p>Generated {now} by iclr26 {__version__}.</p>",
+    ]
+    if not results and not errors:
+        parts.append(
+            "<p>No system has a result here yet: no system is <code>implemented</code> or "
+            "<code>verified</code>, or none has run.</p></body></html>"
+        )
+        return "".join(parts)
+    summary = [
+        [r.slug, catalogue.get(r.slug).status, _verdict_counts(r), _fmt(r.seconds), r.scale] for r in results
+    ]
+    summary += [
+        [
+            e["slug"],
+            catalogue.get(e["slug"]).status,
+            "FAILED: " + e.get("error", ""),
+            _fmt(e.get("seconds")),
+            e.get("scale", ""),
+        ]
+        for e in errors
+    ]
+    parts += ["<h2>Summary</h2>", _html_table(["system", "status", "claims", "seconds", "scale"], summary)]
+    for r in results:
+        parts += [
+            f"<h2 id='{html.escape(r.slug)}'>{html.escape(r.slug)}</h2>",
+            f"<p>{html.escape(catalogue.get(r.slug).summary)}</p>",
+            _html_table(CLAIM_HEADER, _claim_rows(r), verdict_col=4),
+        ]
+        scalars = _scalar_metrics(r.metrics)
+        if scalars:
+            parts += ["<h3>Metrics</h3>", _html_table(["metric", "value"], scalars)]
+        for name, rows in r.tables.items():
+            if rows:
+                header, body = _table(rows)
+                parts += [f"<h3>{html.escape(name)}</h3>", _html_table(header, body)]
+        for art in r.artifacts:
+            path = results_dir / r.slug / art
+            if art.endswith(".png") and path.exists():
+                data = base64.b64encode(path.read_bytes()).decode()
+                parts.append(f"<img alt='{html.escape(art)}' src='data:image/png;base64,{data}'>")
+        if r.notes:
+            parts.append(f"<p>{html.escape(r.notes)}</p>")
+        versions = ", ".join(f"{k} {v}" for k, v in r.versions.items() if k != "platform")
+        parts.append(
+            f"<p><small>Run time {_fmt(r.seconds)} s, seed {r.seed}, scale {html.escape(r.scale)}, "
+            f"config {html.escape(r.config_hash)}; {html.escape(versions)}</small></p>"
+        )
+    for e in errors:
+        parts += [f"<h2>{html.escape(e['slug'])} (failed)</h2><pre>{html.escape(e.get('error', ''))}</pre>"]
+    parts.append("</body></html>")
+    return "".join(parts)
+
+
+def write_report(results_dir: str | Path) -> tuple[Path, Path]:
+    """Write ``results_dir/report.md`` and ``results_dir/report.html`` atomically; return both paths."""
+    results_dir = Path(results_dir)
+    md = atomic_write_text(results_dir / "report.md", render_markdown(results_dir))
+    page = atomic_write_text(results_dir / "report.html", render_html(results_dir))
+    return md, page

@@ -1,0 +1,98 @@
+"""What a headline experiment receives: seed, scale, its output folder, progress bars, plot saving."""
+
+from __future__ import annotations
+
+import io
+import os
+import random
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, TypeVar
+
+import numpy as np
+
+from .store import atomic_write_bytes, atomic_write_json
+
+SCALES = ("small", "medium")
+T = TypeVar("T")
+
+
+def seed_everything(seed: int) -> np.random.Generator:
+    """Seed Python, NumPy and (if already imported) torch; return a NumPy generator for ``seed``."""
+    random.seed(seed)
+    np.random.seed(seed % 2**32)  # noqa: NPY002 - third-party code may still draw from the global state
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.manual_seed(seed)
+    return np.random.default_rng(seed)
+
+
+@dataclass
+class RunContext:
+    """Everything an experiment needs from the runner.
+
+    Attributes
+    ----------
+    slug: the system's slug.
+    seed: the run's seed; experiments derive every random generator from it.
+    scale: ``"small"`` (default, minutes on 2 CPU cores) or ``"medium"`` (closer to the paper).
+    out_dir: the system's own folder, ``DIR/SLUG/``; plots and extra files go here.
+    show_progress: whether progress bars are drawn (on stderr).
+    """
+
+    slug: str
+    seed: int = 0
+    scale: str = "small"
+    out_dir: Path = field(default_factory=lambda: Path("results") / "_scratch")
+    show_progress: bool = True
+    artifacts: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        if self.scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {self.scale!r}")
+        self.out_dir = Path(self.out_dir)
+        self.out_dir.mkdir(parents=True, exist_ok=True)
+
+    @property
+    def small(self) -> bool:
+        return self.scale == "small"
+
+    def rng(self, offset: int = 0) -> np.random.Generator:
+        """A NumPy generator derived from the run seed (``offset`` separates independent streams)."""
+        return np.random.default_rng([self.seed, offset])
+
+    def progress(
+        self, iterable: Iterable[T], total: int | None = None, desc: str | None = None
+    ) -> Iterator[T]:
+        """Wrap ``iterable`` in a progress bar (tqdm on stderr) unless progress is disabled."""
+        from tqdm.auto import tqdm
+
+        disable = not self.show_progress or os.environ.get("ICLR26_NO_PROGRESS") == "1"
+        desc = f"{self.slug}: {desc}" if desc else self.slug
+        return iter(tqdm(iterable, total=total, desc=desc, disable=disable, leave=False, file=sys.stderr))
+
+    def savefig(self, fig: Any, name: str, dpi: int = 110) -> Path:
+        """Save a matplotlib figure as ``out_dir/name`` (PNG) atomically and record it as an artifact."""
+        if not name.endswith(".png"):
+            name += ".png"
+        buf = io.BytesIO()
+        fig.savefig(buf, format="png", dpi=dpi, bbox_inches="tight")
+        path = atomic_write_bytes(self.out_dir / name, buf.getvalue())
+        if name not in self.artifacts:
+            self.artifacts.append(name)
+        try:
+            import matplotlib.pyplot as plt
+
+            plt.close(fig)
+        except ImportError:  # pragma: no cover - matplotlib is a core dependency
+            pass
+        return path
+
+    def save_json(self, obj: Any, name: str) -> Path:
+        """Save extra JSON output (e.g. a full table) as ``out_dir/name`` atomically, as an artifact."""
+        path = atomic_write_json(self.out_dir / name, obj)
+        if name not in self.artifacts:
+            self.artifacts.append(name)
+        return path
