@@ -102,7 +102,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "graph-bpe-tokenizer",
         "graphs",
-        "planned",
+        "implemented",
         "Reversible frequency-guided graph serialization plus BPE so an unmodified Transformer reads graphs.",
     ),
     _E(
