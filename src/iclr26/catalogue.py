@@ -114,7 +114,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "disco",
         "clustering",
-        "planned",
+        "verified",
         "Density-based internal cluster validity index that also scores the quality of noise labels.",
     ),
     _E(
@@ -234,7 +234,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "capacity-aware-moe",
         "efficient inference",
-        "planned",
+        "verified",
         "Capacity-aware Token Drop and Expanded Drop against the straggler effect in MoE inference.",
     ),
     _E(

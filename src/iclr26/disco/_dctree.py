@@ -1,0 +1,269 @@
+"""The density-connectivity (dc) tree without an n x n matrix.
+
+Definitions (Beer et al., KDD 2023; DISCO, ICLR 2026):
+
+- core distance ``core(x)``: the distance from ``x`` to its ``min_points``-th nearest neighbour,
+  ``x`` itself counted as the first (so ``min_points=1`` gives 0);
+- mutual reachability ``mr(x, y) = max(core(x), core(y), ||x - y||)`` for ``x != y``;
+- dc distance ``dc(x, y)``: the smallest possible largest ``mr`` edge on a path from ``x`` to ``y``,
+  i.e. the largest edge on the path between them in a minimum spanning tree (MST) of the
+  mutual-reachability graph. ``dc(x, x) = 0``.
+
+The dc distance is an ultrametric: ``dc(x, y)`` is the height of the lowest common ancestor of ``x``
+and ``y`` in the single-linkage dendrogram of the MST. This module builds that dendrogram in
+O(n) memory and answers, for a set ``S`` of points, in O(n) time and memory:
+
+- ``sums_to(S)``: ``sum_{y in S} dc(x, y)`` for every point ``x``;
+- ``min_to(S)``: ``min_{y in S} dc(x, y)`` for every point ``x`` not in ``S``.
+
+Both work on the dendrogram's leaf order, in which every node's leaves form one interval.
+
+``sums_to``: for a node ``u`` with parent ``v`` and sibling ``w``, every leaf ``x`` under ``u`` is at
+dc distance ``h(v)`` from every point under ``w``, so it collects ``g(u) = h(v) * |S ∩ w|`` there; the
+sum for ``x`` is the total of ``g`` over the nodes on its path to the root, i.e. over the intervals
+that hold ``x``'s position. That total is (cumulative ``g`` of intervals that start at or before the
+position) minus (cumulative ``g`` of intervals that end at or before it), both accumulated in extended
+precision from a node order fixed once per tree. Sums that are exactly zero (all of ``S`` within
+``x``'s zero-height group) are set to exactly zero.
+
+``min_to``: the lowest ancestor of ``x`` that holds a point of ``S`` gives the minimum (heights grow
+towards the root); the "frontier" nodes (no point of ``S`` below, some below the parent) partition the
+positions not in ``S``, and each one's leaves get the parent's height.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from sklearn.neighbors import KDTree
+
+__all__ = ["DCTree", "core_distances", "mutual_reachability_mst"]
+
+# Above this dimension the KD-tree Boruvka search loses to the O(n^2)-time Prim's algorithm.
+_BORUVKA_MAX_DIM = 20
+
+
+def core_distances(X: np.ndarray, min_points: int) -> np.ndarray:
+    """Distance of each point to its ``min_points``-th nearest neighbour, the point itself included."""
+    dist, _ = KDTree(X).query(X, k=min_points)
+    return dist[:, -1].copy()
+
+
+def _mst_prim(X: np.ndarray, core: np.ndarray) -> np.ndarray:
+    """Prim's algorithm on the implicit mutual-reachability graph: O(n^2 d) time, O(n d) memory.
+
+    Returns an ``(n - 1, 3)`` array of edges ``(i, j, mr(i, j))``.
+    """
+    n = X.shape[0]
+    remaining = np.arange(1, n)
+    Xr = X[1:].copy()
+    core_r = core[1:].copy()
+    best = np.full(n - 1, np.inf)
+    best_from = np.zeros(n - 1, dtype=np.int64)
+    edges = np.empty((n - 1, 3))
+    u = 0
+    m = n - 1
+    for step in range(n - 1):
+        diff = Xr[:m] - X[u]
+        d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
+        np.maximum(d, core_r[:m], out=d)
+        np.maximum(d, core[u], out=d)
+        upd = d < best[:m]
+        best[:m][upd] = d[upd]
+        best_from[:m][upd] = u
+        j = int(np.argmin(best[:m]))
+        v = int(remaining[j])
+        edges[step] = (best_from[j], v, best[j])
+        u = v
+        m -= 1
+        # Delete position j by moving the last remaining point there.
+        remaining[j] = remaining[m]
+        Xr[j] = Xr[m]
+        core_r[j] = core_r[m]
+        best[j] = best[m]
+        best_from[j] = best_from[m]
+    return edges
+
+
+def _mst_boruvka(X: np.ndarray, min_points: int) -> np.ndarray:
+    """Exact dual-tree Boruvka MST of the mutual-reachability graph (``hdbscan``'s implementation).
+
+    ``hdbscan`` takes the core distance as the distance to the ``min_samples``-th neighbour *not*
+    counting the point itself (it queries ``min_samples + 1`` neighbours and takes the last), so
+    ``min_samples = min_points - 1`` gives the DISCO core distance. ``approx_min_span_tree=False``
+    makes the search exact.
+    """
+    from hdbscan._hdbscan_boruvka import KDTreeBoruvkaAlgorithm
+
+    tree = KDTree(X, leaf_size=40)
+    alg = KDTreeBoruvkaAlgorithm(
+        tree, min_points - 1, metric="euclidean", leaf_size=13, approx_min_span_tree=False, n_jobs=1
+    )
+    return np.asarray(alg.spanning_tree(), dtype=np.float64)
+
+
+def _have_hdbscan() -> bool:
+    try:
+        import hdbscan._hdbscan_boruvka  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+def mutual_reachability_mst(
+    X: np.ndarray, min_points: int, method: str = "auto", core: np.ndarray | None = None
+) -> np.ndarray:
+    """An MST of the mutual-reachability graph of ``X`` as ``(n - 1, 3)`` rows ``(i, j, weight)``.
+
+    ``method``: ``"boruvka"`` (hdbscan's KD-tree Boruvka, about O(n log n) in low dimensions),
+    ``"prim"`` (O(n^2 d) time, O(n d) memory, no dependency), or ``"auto"`` (Boruvka when hdbscan is
+    installed and the dimension is at most 20, Prim otherwise). Every MST gives the same dc distances.
+    """
+    if method == "auto":
+        method = "boruvka" if X.shape[1] <= _BORUVKA_MAX_DIM and _have_hdbscan() else "prim"
+    if method == "boruvka":
+        return _mst_boruvka(X, min_points)
+    if method == "prim":
+        if core is None:
+            core = core_distances(X, min_points)
+        return _mst_prim(X, core)
+    raise ValueError(f"method must be 'auto', 'boruvka' or 'prim', got {method!r}")
+
+
+class DCTree:
+    """Single-linkage dendrogram of a mutual-reachability MST, with O(n) dc-distance aggregates.
+
+    Nodes ``0..n-1`` are the points, node ``n + i`` is the ``i``-th merge (by increasing weight);
+    the root is node ``2n - 2``.
+    """
+
+    def __init__(self, n: int, mst: np.ndarray) -> None:
+        if n < 2:
+            raise ValueError("a dc tree needs at least 2 points")
+        self.n = n
+        order = np.argsort(mst[:, 2], kind="stable")
+        ii = mst[order, 0].astype(np.int64).tolist()
+        jj = mst[order, 1].astype(np.int64).tolist()
+        heights = mst[order, 2].astype(np.float64)
+        n_nodes = 2 * n - 1
+
+        # Kruskal with union-find: merge i joins the two current components of edge i.
+        uf = list(range(n))
+        uf_size = [1] * n
+        top = list(range(n))  # the dendrogram node currently representing each union-find root
+        parent = [-1] * n_nodes
+        left = [0] * (n - 1)
+        right = [0] * (n - 1)
+        size = [1] * n + [0] * (n - 1)
+        for k in range(n - 1):
+            a = ii[k]
+            while uf[a] != a:
+                uf[a] = uf[uf[a]]
+                a = uf[a]
+            b = jj[k]
+            while uf[b] != b:
+                uf[b] = uf[uf[b]]
+                b = uf[b]
+            if a == b:
+                raise ValueError("the edge list is not a spanning tree (it has a cycle)")
+            node = n + k
+            ta, tb = top[a], top[b]
+            left[k], right[k] = ta, tb
+            parent[ta] = node
+            parent[tb] = node
+            size[node] = size[ta] + size[tb]
+            if uf_size[a] < uf_size[b]:
+                a, b = b, a
+            uf[b] = a
+            uf_size[a] += uf_size[b]
+            top[a] = node
+
+        # Leaf order: each node's leaves are the interval [start, start + size).
+        start = [0] * n_nodes
+        for k in range(n - 2, -1, -1):
+            s = start[n + k]
+            la = left[k]
+            start[la] = s
+            start[right[k]] = s + size[la]
+
+        self.parent = np.asarray(parent, dtype=np.int64)
+        self.height = np.concatenate([np.zeros(n), heights])
+        self.start = np.asarray(start, dtype=np.int64)
+        self.end = self.start + np.asarray(size, dtype=np.int64)
+        self.pos = self.start[:n].copy()  # leaf position of each point
+        self.order = np.empty(n, dtype=np.int64)
+        self.order[self.pos] = np.arange(n)  # point at each leaf position
+
+        nr = n_nodes - 1  # the non-root nodes are 0 .. 2n-3
+        self._par = self.parent[:nr]
+        self._hpar = self.height[self._par]
+        # Fixed node orders and cut points for the interval sums of sums_to.
+        self._perm_s = np.argsort(self.start[:nr], kind="stable")
+        self._perm_e = np.argsort(self.end[:nr], kind="stable")
+        positions = np.arange(n)
+        self._cut_s = np.searchsorted(self.start[:nr][self._perm_s], positions, side="right")
+        self._cut_e = np.searchsorted(self.end[:nr][self._perm_e], positions, side="right")
+        # Maximal zero-height groups (points at dc distance 0 from each other), per leaf position.
+        h = self.height
+        is_top_zero = np.zeros(n_nodes, dtype=bool)
+        is_top_zero[:nr] = (h[:nr] == 0) & (self._hpar > 0)
+        is_top_zero[-1] = h[-1] == 0
+        zero_nodes = np.flatnonzero(is_top_zero)
+        zero_nodes = zero_nodes[np.argsort(self.start[zero_nodes], kind="stable")]
+        zsize = self.end[zero_nodes] - self.start[zero_nodes]
+        self._zstart = np.repeat(self.start[zero_nodes], zsize)
+        self._zend = np.repeat(self.end[zero_nodes], zsize)
+
+    @classmethod
+    def from_data(cls, X: np.ndarray, min_points: int, method: str = "auto") -> DCTree:
+        return cls(X.shape[0], mutual_reachability_mst(X, min_points, method=method))
+
+    def _counts(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Per-node counts of ``mask`` points, and the prefix counts over leaf positions."""
+        prefix = np.zeros(self.n + 1, dtype=np.int64)
+        np.cumsum(mask[self.order], out=prefix[1:])
+        return prefix[self.end] - prefix[self.start], prefix
+
+    def sums_to(self, mask: np.ndarray) -> np.ndarray:
+        """``sum_{y: mask[y]} dc(x, y)`` for every point ``x`` (point order), shape ``(n,)``."""
+        cnt, prefix = self._counts(mask)
+        g = self._hpar * (cnt[self._par] - cnt[:-1])
+        cs = np.zeros(g.size + 1, dtype=np.longdouble)
+        np.cumsum(g[self._perm_s], dtype=np.longdouble, out=cs[1:])
+        ce = np.zeros(g.size + 1, dtype=np.longdouble)
+        np.cumsum(g[self._perm_e], dtype=np.longdouble, out=ce[1:])
+        by_pos = (cs[self._cut_s] - ce[self._cut_e]).astype(np.float64)
+        # Exact zeros: every masked point shares x's zero-height group.
+        in_zero_group = prefix[self._zend] - prefix[self._zstart]
+        by_pos[in_zero_group == prefix[-1]] = 0.0
+        np.maximum(by_pos, 0.0, out=by_pos)
+        return by_pos[self.pos]
+
+    def min_to(self, mask: np.ndarray) -> np.ndarray:
+        """``min_{y: mask[y]} dc(x, y)`` for every point ``x`` with ``mask[x]`` false (point order).
+
+        Points in the set get 0; everything is ``inf`` when the set is empty.
+        """
+        if not mask.any():
+            return np.full(self.n, np.inf)
+        cnt, _ = self._counts(mask)
+        nr = cnt.size - 1
+        frontier = np.flatnonzero((cnt[:nr] == 0) & (cnt[self._par] > 0))
+        members = np.flatnonzero(mask)
+        seg_start = np.concatenate([self.start[frontier], self.pos[members]])
+        seg_size = np.concatenate(
+            [self.end[frontier] - self.start[frontier], np.ones(members.size, np.int64)]
+        )
+        seg_val = np.concatenate([self._hpar[frontier], np.zeros(members.size)])
+        o = np.argsort(seg_start, kind="stable")
+        by_pos = np.repeat(seg_val[o], seg_size[o])
+        return by_pos[self.pos]
+
+    def dc_matrix(self) -> np.ndarray:
+        """The full ``(n, n)`` dc-distance matrix (O(n^2) memory; for small ``n`` and tests)."""
+        n = self.n
+        D = np.zeros((n, n))
+        for x in range(n):
+            mask = np.zeros(n, dtype=bool)
+            mask[x] = True
+            D[:, x] = self.min_to(mask)
+        return D
