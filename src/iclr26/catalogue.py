@@ -78,7 +78,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "ch-batterygen",
         "battery & time series",
-        "planned",
+        "implemented",
         "Physics-constrained EV battery-pack data with faults, and a fault classification/grading benchmark.",
     ),
     _E(

@@ -1,0 +1,166 @@
+"""Physics sanity of the pack simulator, and agreement with a pybamm Thevenin solve."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from iclr26.ch_batterygen import (
+    PackParameters,
+    PackState,
+    VehicleSpec,
+    chemistry_parameters,
+    park,
+    run_cccv,
+    run_current,
+    simulate_vehicle,
+)
+
+
+def _pack(chem="NCM", n=6, q=100.0, leak=None, r_scale=None):
+    c = chemistry_parameters(chem)
+    o = np.ones(n)
+    r_scale = o if r_scale is None else np.asarray(r_scale, float)
+    return PackParameters(
+        chemistry=c,
+        capacity_ah=o * q,
+        r0_ohm=c.r0_ref(q) * r_scale,
+        r1_ohm=c.r1_ref(q) * r_scale,
+        leak_a=o * 0.0 if leak is None else np.asarray(leak, float),
+        cth_cell=o * 18 * q,
+        cth_jig=o * 10 * q,
+        k_cell_jig=o * 0.012 * q,
+        k_jig_air=o * 0.02 * q,
+        nominal_capacity_ah=q,
+    )
+
+
+def _state(n, soc=0.6, t=25.0):
+    return PackState(np.full(n, soc), np.zeros(n), np.full(n, t), np.full(n, t))
+
+
+def test_ocv_curves_from_pybamm_lfp_plateau_is_flat():
+    lfp, ncm = chemistry_parameters("LFP"), chemistry_parameters("NCM")
+    mid = np.linspace(0.3, 0.7, 9)
+    # LFP: a plateau (tens of mV over 40 % SOC); NCM: a sloped curve (hundreds of mV).
+    assert np.ptp(lfp.ocv_at(mid)) < 0.08
+    assert np.ptp(ncm.ocv_at(mid)) > 0.2
+    assert np.all(np.diff(lfp.ocv) > 0) and np.all(np.diff(ncm.ocv) > 0)
+    assert 3.2 < lfp.ocv_at(0.5) < 3.35 and 3.6 < ncm.ocv_at(0.5) < 3.8
+
+
+@pytest.mark.parametrize("chem", ["LFP", "NCM"])
+def test_pack_voltage_is_sum_of_cells_and_soc_in_unit_interval(chem):
+    spec = VehicleSpec("vin_t1", chem, "low_capacity", 3, n_cells=12, capacity_ah=100.0, n_cycles=1, seed=3)
+    data = simulate_vehicle(spec, keep_traces=True)
+    assert [s.scenario for s in data.segments] == ["discharge", "charge"]
+    for seg in data.segments:
+        tr = seg.trace
+        np.testing.assert_allclose(tr.pack_v, tr.cell_v.sum(axis=1))
+        assert tr.cell_soc.min() >= 0.0 and tr.cell_soc.max() <= 1.0
+        f = seg.frame
+        # the written SUM_VOLTAGE agrees with the sum of written cell voltages within sensor precision
+        vcols = [f"VOLT_{i}" for i in range(1, 13)]
+        assert np.abs(f["SUM_VOLTAGE"] - f[vcols].sum(axis=1)).max() < 0.3
+        assert f["SOC"].between(0, 100).all()
+        assert (f["MAX_CELL_VOLT"] >= f["MIN_CELL_VOLT"]).all()
+    dis, chg = data.segments
+    assert (dis.frame["SUM_CURRENT"].mean() > 0) and (chg.frame["SUM_CURRENT"].mean() < 0)
+    assert set(chg.frame["CHARGE_STATUS"]) == {1} and set(dis.frame["CHARGE_STATUS"]) == {3}
+
+
+def test_self_discharging_cell_drifts_down_at_rest():
+    n, q = 6, 100.0
+    leak = np.zeros(n)
+    leak[2] = q * 0.05 / 24.0  # 5 % of capacity per day
+    p = _pack("NCM", n, q, leak=leak)
+    st = _state(n, 0.6)
+    tr = run_current(p, st, np.zeros(24 * 6), 600.0, 25.0)  # a day at rest, sampled every 10 min
+    others = np.delete(tr.cell_v, 2, axis=1).mean(axis=1)
+    gap = tr.cell_v[:, 2] - others
+    assert gap[-1] < gap[0] - 0.005  # several mV lower after a day
+    assert np.all(np.diff(gap) <= 1e-12)  # monotone drift
+    np.testing.assert_allclose(np.delete(tr.cell_v, 2, axis=1)[-1], others[-1])  # neighbours stay together
+    # the unrecorded park is the same physics
+    st2 = _state(n, 0.6)
+    park(p, st2, 86400.0, 25.0)
+    assert st2.soc[2] == pytest.approx(0.6 - 0.05, abs=1e-9)
+
+
+def test_high_resistance_cell_has_larger_ir_drop():
+    n = 5
+    r = np.ones(n)
+    r[1] = 2.0
+    p = _pack("LFP", n, 150.0, r_scale=r)
+    st = _state(n, 0.5)
+    cur = np.r_[np.zeros(3), np.full(30, 150.0)]
+    tr = run_current(p, st, cur, 10.0, 25.0)
+    drop = tr.cell_v[2] - tr.cell_v[3]  # instantaneous drop when the 1C load starts
+    assert drop[1] == pytest.approx(2.0 * drop[0], rel=0.02)
+    sag = tr.cell_v[2] - tr.cell_v[-1]
+    assert sag[1] > 1.5 * np.delete(sag, 1).max()
+
+
+def test_cccv_respects_voltage_limit_and_tapers():
+    p = _pack("NCM", 4, 100.0)
+    st = _state(4, 0.5)
+    st.soc[0] = 0.55  # the highest cell controls the CV phase
+    tr = run_cccv(p, st, i_cc=50.0, v_cv=4.2, i_cut=5.0, dt=10.0, t_amb=25.0, max_time_s=6 * 3600)
+    assert tr.cell_v.max() <= 4.2 + 1e-6
+    i = -tr.current_a
+    assert i[0] == pytest.approx(50.0) and i[-1] < 5.0  # CC then taper below the cut-off
+    assert np.all(np.diff(i[np.argmax(i < 49.9) :]) <= 1e-6)
+    assert tr.cell_soc.max() <= 1.0
+
+
+def test_vectorised_stepper_agrees_with_pybamm_thevenin():
+    pybamm = pytest.importorskip("pybamm")
+    chem = chemistry_parameters("NCM")
+    q = 150.0
+    p = _pack("NCM", 1, q)
+    p.cth_cell[:], p.cth_jig[:], p.k_cell_jig[:], p.k_jig_air[:] = 3000.0, 1500.0, 2.0, 4.0
+    st = _state(1, 0.8)
+    cur = np.concatenate([np.full(60, 150.0), np.zeros(60), np.full(60, -75.0)])
+    ours = run_current(p, st, cur, 10.0, 25.0)
+
+    r0, r1 = chem.r0_ref(q), chem.r1_ref(q)
+
+    def f(s):
+        return pybamm.Interpolant(chem.r_soc_grid, chem.r_soc_factor, s, "f_soc")
+
+    def g(t):
+        return pybamm.Interpolant(chem.r_temp_grid_c, chem.r_temp_factor, t, "g_T")
+
+    pv = pybamm.ParameterValues("ECM_Example")
+    pv.update(
+        {
+            "Cell capacity [A.h]": q,
+            "Nominal cell capacity [A.h]": q,
+            "Initial SoC": 0.8,
+            "Open-circuit voltage [V]": lambda s: pybamm.Interpolant(chem.soc_grid, chem.ocv, s, "ocv"),
+            "R0 [Ohm]": lambda T, i, s: r0 * f(s) * g(T),
+            "R1 [Ohm]": lambda T, i, s: r1 * f(s) * g(T),
+            "C1 [F]": lambda T, i, s: chem.tau1_s / (r1 * f(s) * g(T)),
+            "Entropic change [V/K]": 0.0,
+            "Cell thermal mass [J/K]": 3000.0,
+            "Jig thermal mass [J/K]": 1500.0,
+            "Cell-jig heat transfer coefficient [W/K]": 2.0,
+            "Jig-air heat transfer coefficient [W/K]": 4.0,
+            "Upper voltage cut-off [V]": 4.5,
+            "Lower voltage cut-off [V]": 2.0,
+            "RCR lookup limit [A]": 1e4,
+        }
+    )
+    exp = pybamm.Experiment(
+        ["Discharge at 150 A for 600 seconds", "Rest for 600 seconds", "Charge at 75 A for 600 seconds"],
+        period="10 seconds",
+    )
+    sol = pybamm.Simulation(pybamm.equivalent_circuit.Thevenin(), parameter_values=pv, experiment=exp).solve()
+    t = sol["Time [s]"].entries
+    v, soc, temp = sol["Voltage [V]"].entries, sol["SoC"].entries, sol["Cell temperature [degC]"].entries
+    ks = [k for k in range(180) if k % 60 != 0]  # samples strictly inside constant-current steps
+    for k in ks:
+        j = np.flatnonzero(np.isclose(t, 10.0 * k))[-1]
+        assert ours.cell_v[k, 0] == pytest.approx(v[j], abs=1e-3)
+        assert ours.cell_soc[k, 0] == pytest.approx(soc[j], abs=1e-6)
+        assert ours.cell_t[k, 0] == pytest.approx(temp[j], abs=0.05)
