@@ -156,7 +156,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "simpletom",
         "LLM evaluation",
-        "planned",
+        "implemented",
         "Theory of mind from mental-state inference to behaviour prediction and behaviour judgment.",
     ),
     _E(

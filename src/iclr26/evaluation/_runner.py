@@ -1,0 +1,310 @@
+"""The generic runner: batches requests, logs every sample, resumes, and re-scores offline."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import platform
+import sys
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+
+from ..models import GenerationConfig, LanguageModel
+from ..validation import check_int
+from ._log import SampleLog
+from ._task import Sample, Task
+
+
+def sample_key(
+    task: Task, sample: Sample, model_name: str, config: GenerationConfig, seed: int, prompt: Any
+) -> str:
+    """The log key of one sample: a hash of (task name and version, sample id and content, model,
+    generation config, seed, and the prompt actually sent)."""
+    blob = json.dumps(
+        {
+            "task": task.name,
+            "task_version": task.version,
+            "sample": sample.id,
+            "sample_hash": sample.content_hash(),
+            "model": model_name,
+            "config": config.to_dict(),
+            "seed": int(seed),
+            "prompt": prompt,
+        },
+        sort_keys=True,
+        ensure_ascii=False,
+    )
+    return hashlib.sha256(blob.encode()).hexdigest()
+
+
+def versions() -> dict[str, str]:
+    """Versions of Python and of the packages that change model outputs."""
+    out = {"python": platform.python_version()}
+    for pkg in ("iclr26", "torch", "transformers", "tokenizers", "numpy"):
+        try:
+            out[pkg] = metadata.version(pkg)
+        except metadata.PackageNotFoundError:
+            pass
+    return out
+
+
+@dataclass
+class EvalResult:
+    """An evaluation's outcome: aggregate ``metrics``, per-sample ``records`` and provenance
+    (model info, seed, batch size, generation config, versions; how many samples were newly asked
+    of the model vs read back from the log, wall time and throughput of the new ones)."""
+
+    task: str
+    model: dict[str, Any]
+    seed: int
+    batch_size: int
+    generation: dict[str, Any]
+    metrics: dict[str, Any]
+    records: list[dict[str, Any]]
+    n_asked: int = 0
+    n_reused: int = 0
+    seconds: float = 0.0
+    generation_seconds: float = 0.0
+    log_path: str | None = None
+    versions: dict[str, str] = field(default_factory=versions)
+
+    @property
+    def samples_per_second(self) -> float:
+        """Throughput of the samples asked in this run (model time only)."""
+        return self.n_asked / self.generation_seconds if self.generation_seconds > 0 else float("nan")
+
+    def to_dict(self, with_records: bool = False) -> dict[str, Any]:
+        d = {
+            "task": self.task,
+            "model": self.model,
+            "seed": self.seed,
+            "batch_size": self.batch_size,
+            "generation": self.generation,
+            "metrics": self.metrics,
+            "n_samples": len(self.records),
+            "n_asked": self.n_asked,
+            "n_reused": self.n_reused,
+            "seconds": self.seconds,
+            "generation_seconds": self.generation_seconds,
+            "samples_per_second": self.samples_per_second,
+            "log_path": self.log_path,
+            "versions": self.versions,
+        }
+        if with_records:
+            d["records"] = self.records
+        return d
+
+
+def _prompt_size(prompt: Any) -> int:
+    return len(prompt) if isinstance(prompt, str) else sum(len(m["content"]) for m in prompt)
+
+
+def _score_record(task: Task, sample: Sample, text: str) -> tuple[Any, dict[str, float]]:
+    parsed = task.parse(text, sample)
+    scores = task.score(parsed, sample)
+    if not isinstance(scores, dict) or not all(isinstance(v, int | float) for v in scores.values()):
+        raise ValueError(f"task {task.name!r}: score() must return a dict of numbers, got {scores!r}")
+    return parsed, {k: float(v) for k, v in scores.items()}
+
+
+def evaluate(
+    task: Task,
+    model: LanguageModel,
+    *,
+    seed: int = 0,
+    batch_size: int = 8,
+    log: str | os.PathLike | SampleLog | None = None,
+    limit: int | None = None,
+    generation: GenerationConfig | None = None,
+    progress: bool | Callable = True,
+    sort_by_length: bool = True,
+) -> EvalResult:
+    """Run ``task`` on ``model``: ask only the samples not yet in ``log``, log each batch as it finishes.
+
+    Parameters
+    ----------
+    task, model: what to run, on what.
+    seed: the run's seed (part of every sample key; passed to sampling).
+    batch_size: prompts per model call. Greedy scores do not depend on it.
+    log: a SQLite file (or an open :class:`SampleLog`); ``None`` keeps nothing (no resume).
+    limit: use only the first ``limit`` samples.
+    generation: overrides ``task.generation``; its seed is replaced by ``seed``.
+    progress: show a progress bar (``True``), or a wrapper ``f(iterable, total=, desc=)`` such as
+        :meth:`iclr26.runtime.RunContext.progress`.
+    sort_by_length: batch prompts of similar length together (less padding; order-free results).
+
+    Returns
+    -------
+    EvalResult, with records in the task's sample order.
+    """
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be an iclr26.evaluation.Task, got {type(task).__name__}")
+    if not isinstance(model, LanguageModel):
+        raise ValueError(f"model must be an iclr26.models.LanguageModel, got {type(model).__name__}")
+    seed = check_int(seed, "seed")
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    config = generation or task.generation
+    if not isinstance(config, GenerationConfig):
+        raise ValueError("generation must be an iclr26.models.GenerationConfig")
+    config = GenerationConfig(**{**config.__dict__, "seed": seed})
+    samples = task.load()
+    if limit is not None:
+        samples = samples[: check_int(limit, "limit", minimum=0)]
+    t0 = time.perf_counter()
+    own_log = log is not None and not isinstance(log, SampleLog)
+    slog = SampleLog(log) if own_log else log
+    try:
+        prompts = [task.build_prompt(s) for s in samples]
+        keys = [sample_key(task, s, model.name, config, seed, p) for s, p in zip(samples, prompts)]
+        done = slog.get_many(keys) if slog is not None else {}
+        pending = [i for i, k in enumerate(keys) if k not in done]
+        if sort_by_length:
+            pending.sort(key=lambda i: _prompt_size(prompts[i]))
+        batches = [pending[i : i + batch_size] for i in range(0, len(pending), batch_size)]
+        new: dict[str, dict[str, Any]] = {}
+        gen_seconds = 0.0
+        for batch in _progress(progress, batches, len(pending), f"{task.name} ({model.name})"):
+            tb = time.perf_counter()
+            outs = model.generate([prompts[i] for i in batch], config)
+            gen_seconds += time.perf_counter() - tb
+            if len(outs) != len(batch):
+                raise RuntimeError(f"model returned {len(outs)} outputs for {len(batch)} prompts")
+            recs = []
+            for i, out in zip(batch, outs):
+                parsed, scores = _score_record(task, samples[i], out.text)
+                recs.append(
+                    {
+                        "key": keys[i],
+                        "task": task.name,
+                        "sample_id": samples[i].id,
+                        "sample_group": samples[i].group,
+                        "model": model.name,
+                        "config": config.to_dict(),
+                        "seed": seed,
+                        "prompt": prompts[i],
+                        "output": out.to_dict(),
+                        "parsed": parsed,
+                        "scores": scores,
+                        "batch_size": batch_size,
+                    }
+                )
+            if slog is not None:
+                slog.append(recs)
+            new.update({r["key"]: r for r in recs})
+        records = [_public(done.get(k) or new[k]) for k in keys]
+    finally:
+        if own_log and slog is not None:
+            slog.close()
+    return EvalResult(
+        task=task.name,
+        model=model.info(),
+        seed=seed,
+        batch_size=batch_size,
+        generation=config.to_dict(),
+        metrics=task.aggregate(records),
+        records=records,
+        n_asked=len(pending),
+        n_reused=len(samples) - len(pending),
+        seconds=time.perf_counter() - t0,
+        generation_seconds=gen_seconds,
+        log_path=str(Path(slog.path)) if slog is not None else None,
+    )
+
+
+def _public(row: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "key": row["key"],
+        "sample_id": row["sample_id"],
+        "group": row["sample_group"],
+        "prompt": row["prompt"],
+        "output": row["output"],
+        "text": row["output"]["text"],
+        "parsed": row["parsed"],
+        "scores": row["scores"],
+        "batch_size": row["batch_size"],
+    }
+
+
+def _progress(progress: bool | Callable, batches: list[list[int]], total: int, desc: str):
+    if callable(progress):
+        yield from progress(batches, total=len(batches), desc=desc)
+        return
+    from tqdm.auto import tqdm
+
+    disable = (not progress) or os.environ.get("ICLR26_NO_PROGRESS") == "1"
+    with tqdm(total=total, desc=desc, unit="sample", disable=disable, leave=False, file=sys.stderr) as bar:
+        for b in batches:
+            yield b
+            bar.update(len(b))
+
+
+def rescore(
+    task: Task,
+    log: str | os.PathLike | SampleLog,
+    model: LanguageModel | str,
+    *,
+    seed: int = 0,
+    limit: int | None = None,
+    generation: GenerationConfig | None = None,
+) -> EvalResult:
+    """Re-parse and re-score saved outputs with ``task``'s current parser and scorer, without any
+    model call. ``model`` is the model (or its ``name``) the outputs came from; the samples, seed and
+    generation settings select the rows exactly as :func:`evaluate` keyed them.
+
+    Raises ``ValueError`` when any sample has no saved output.
+    """
+    if not isinstance(task, Task):
+        raise ValueError(f"task must be an iclr26.evaluation.Task, got {type(task).__name__}")
+    name = model.name if isinstance(model, LanguageModel) else model
+    if not isinstance(name, str) or not name:
+        raise ValueError("model must be a LanguageModel or a non-empty model name")
+    seed = check_int(seed, "seed")
+    config = generation or task.generation
+    config = GenerationConfig(**{**config.__dict__, "seed": seed})
+    samples = task.load()
+    if limit is not None:
+        samples = samples[: check_int(limit, "limit", minimum=0)]
+    t0 = time.perf_counter()
+    own = not isinstance(log, SampleLog)
+    if own and not Path(log).is_file():
+        raise ValueError(f"no sample log at {str(log)!r}")
+    slog = SampleLog(log) if own else log
+    try:
+        prompts = [task.build_prompt(s) for s in samples]
+        keys = [sample_key(task, s, name, config, seed, p) for s, p in zip(samples, prompts)]
+        rows = slog.get_many(keys)
+    finally:
+        if own:
+            slog.close()
+    missing = [s.id for s, k in zip(samples, keys) if k not in rows]
+    if missing:
+        raise ValueError(
+            f"{len(missing)} of {len(samples)} samples have no saved output for model {name!r} "
+            f"(first: {missing[0]!r}); run evaluate() first"
+        )
+    records = []
+    batch_sizes = set()
+    for s, k in zip(samples, keys):
+        row = dict(rows[k])
+        parsed, scores = _score_record(task, s, row["output"]["text"])
+        row["parsed"], row["scores"] = parsed, scores
+        batch_sizes.add(row["batch_size"])
+        records.append(_public(row))
+    return EvalResult(
+        task=task.name,
+        model={"name": name},
+        seed=seed,
+        batch_size=max(batch_sizes) if batch_sizes else 0,
+        generation=config.to_dict(),
+        metrics=task.aggregate(records),
+        records=records,
+        n_asked=0,
+        n_reused=len(records),
+        seconds=time.perf_counter() - t0,
+        log_path=str(Path(slog.path)),
+    )

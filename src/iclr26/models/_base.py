@@ -1,0 +1,180 @@
+"""The one interface every language-model backend implements: generation and token log-probabilities."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+from abc import ABC, abstractmethod
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+#: A prompt is either raw text (sent as a completion) or a chat: a list of ``{"role", "content"}`` dicts.
+Prompt = str | list[dict[str, str]]
+
+_ROLES = ("system", "user", "assistant")
+
+
+class ModelNotAvailableError(RuntimeError):
+    """A model was asked for that is not on this machine (we never download weights)."""
+
+
+def check_prompt(prompt: Any, name: str = "prompt") -> Prompt:
+    """Validate one prompt: a string, or a non-empty list of ``{"role", "content"}`` messages."""
+    if isinstance(prompt, str):
+        return prompt
+    if isinstance(prompt, list | tuple) and prompt:
+        out = []
+        for i, m in enumerate(prompt):
+            if (
+                not isinstance(m, dict)
+                or set(m) - {"role", "content"}
+                or "role" not in m
+                or "content" not in m
+            ):
+                raise ValueError(f"{name}[{i}] must be a dict with keys 'role' and 'content', got {m!r}")
+            if m["role"] not in _ROLES:
+                raise ValueError(f"{name}[{i}]['role'] must be one of {_ROLES}, got {m['role']!r}")
+            if not isinstance(m["content"], str):
+                raise ValueError(f"{name}[{i}]['content'] must be a string")
+            out.append({"role": m["role"], "content": m["content"]})
+        return out
+    raise ValueError(
+        f"{name} must be a string or a non-empty list of chat messages, got {type(prompt).__name__}"
+    )
+
+
+def check_prompts(prompts: Any, name: str = "prompts") -> list[Prompt]:
+    if isinstance(prompts, str) or (isinstance(prompts, list) and prompts and isinstance(prompts[0], dict)):
+        raise ValueError(f"{name} must be a sequence of prompts (wrap a single prompt in a list)")
+    return [check_prompt(p, f"{name}[{i}]") for i, p in enumerate(prompts)]
+
+
+@dataclass(frozen=True)
+class GenerationConfig:
+    """How to generate.
+
+    Parameters
+    ----------
+    max_new_tokens: the most tokens generated per prompt.
+    temperature: 0 means greedy decoding (deterministic, batch-size independent); > 0 samples.
+    top_p: nucleus sampling mass (only when sampling).
+    stop: strings at which the output is cut (the stop string itself is removed).
+    seed: the sampling seed (ignored for greedy decoding).
+    """
+
+    max_new_tokens: int = 20
+    temperature: float = 0.0
+    top_p: float = 1.0
+    stop: tuple[str, ...] = ()
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        if isinstance(self.max_new_tokens, bool) or not isinstance(self.max_new_tokens, int):
+            raise ValueError(f"max_new_tokens must be an integer, got {self.max_new_tokens!r}")
+        if self.max_new_tokens < 0:
+            raise ValueError(f"max_new_tokens must be >= 0, got {self.max_new_tokens}")
+        if (
+            not (isinstance(self.temperature, int | float) and math.isfinite(self.temperature))
+            or self.temperature < 0
+        ):
+            raise ValueError(f"temperature must be a finite number >= 0, got {self.temperature!r}")
+        if not (0 < float(self.top_p) <= 1):
+            raise ValueError(f"top_p must lie in (0, 1], got {self.top_p!r}")
+        stop = (self.stop,) if isinstance(self.stop, str) else tuple(self.stop)
+        if any(not isinstance(s, str) or not s for s in stop):
+            raise ValueError("stop must be a sequence of non-empty strings")
+        object.__setattr__(self, "stop", stop)
+
+    @property
+    def greedy(self) -> bool:
+        return self.temperature == 0
+
+    def to_dict(self) -> dict[str, Any]:
+        d = asdict(self)
+        d["stop"] = list(self.stop)
+        if self.greedy:  # the seed and top_p do not change greedy outputs: keep them out of hashes
+            d["seed"] = None
+            d["top_p"] = None
+        return d
+
+    def key(self) -> str:
+        """A short stable hash of the settings that change outputs."""
+        return hashlib.sha256(json.dumps(self.to_dict(), sort_keys=True).encode()).hexdigest()[:16]
+
+
+@dataclass
+class Generation:
+    """One generated output.
+
+    ``tokens``/``token_logprobs`` are the generated tokens (as text pieces) and their log-probabilities
+    under the model (natural log, before any temperature), cut at the stop string if one was hit;
+    ``finish_reason`` is ``"stop"`` (end-of-sequence token or stop string) or ``"length"``.
+    """
+
+    text: str
+    tokens: list[str] = field(default_factory=list)
+    token_logprobs: list[float] = field(default_factory=list)
+    finish_reason: str = "stop"
+    prompt_tokens: int = 0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> Generation:
+        return cls(
+            **{
+                k: d[k]
+                for k in ("text", "tokens", "token_logprobs", "finish_reason", "prompt_tokens")
+                if k in d
+            }
+        )
+
+
+@dataclass
+class LogLikelihood:
+    """Log-probability of a continuation given a context: ``sum(token_logprobs)``; ``is_greedy`` when
+    every continuation token is the arg-max token (as in lm-evaluation-harness)."""
+
+    logprob: float
+    tokens: list[str]
+    token_logprobs: list[float]
+    is_greedy: bool
+
+
+class LanguageModel(ABC):
+    """A text-generation model: local (``HFModel``) or remote (``OpenAIModel``); same methods.
+
+    Subclasses implement :meth:`generate` and :meth:`loglikelihood` and set ``name`` (a stable model
+    identity used in sample-log keys: two models with the same ``name`` must give the same outputs).
+    """
+
+    name: str = "model"
+    backend: str = "abstract"
+
+    @abstractmethod
+    def generate(self, prompts: Sequence[Prompt], config: GenerationConfig | None = None) -> list[Generation]:
+        """Generate one output per prompt (a batch: the backend may run it in one forward pass)."""
+
+    @abstractmethod
+    def loglikelihood(self, contexts: Sequence[Prompt], continuations: Sequence[str]) -> list[LogLikelihood]:
+        """Log-probability of each ``continuations[i]`` after ``contexts[i]``."""
+
+    def info(self) -> dict[str, Any]:
+        """Provenance: name, backend and whatever else identifies the weights (never secrets)."""
+        return {"name": self.name, "backend": self.backend}
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}(name={self.name!r})"
+
+
+def cut_at_stop(text: str, stop: Sequence[str]) -> tuple[str, bool]:
+    """Cut ``text`` at the earliest stop string; return (text, whether a stop string was found)."""
+    cut = len(text)
+    for s in stop:
+        i = text.find(s)
+        if 0 <= i < cut:
+            cut = i
+    return text[:cut], cut < len(text)
