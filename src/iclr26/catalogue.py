@@ -108,7 +108,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "icym2i",
         "causal & multimodal",
-        "planned",
+        "implemented",
         "IPW-corrected performance and information gain of a modality under missingness shift.",
     ),
     _E(
