@@ -84,7 +84,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "graphuniverse",
         "graphs",
-        "planned",
+        "verified",
         "Families of graphs with persistent communities for testing inductive generalization of GNNs.",
     ),
     _E(
