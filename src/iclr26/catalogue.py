@@ -96,7 +96,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "m3-irt",
         "evaluation methodology",
-        "planned",
+        "implemented",
         "Multimodal multidimensional IRT: image/text/cross-modal abilities and compact benchmark subsets.",
     ),
     _E(
