@@ -63,3 +63,12 @@ def test_save_and_load_result(tmp_path):
     assert load_result(tmp_path, "m3-irt") is None
     (tmp_path / "disco" / "result.json").write_text("{not json")
     assert load_result(tmp_path, "disco") is None
+
+
+def test_atomic_write_uses_ordinary_permissions(tmp_path):
+    old = os.umask(0o022)
+    try:
+        path = atomic_write_text(tmp_path / "f.txt", "x")
+    finally:
+        os.umask(old)
+    assert path.stat().st_mode & 0o777 == 0o644
