@@ -77,9 +77,36 @@ def _scalar_metrics(metrics: dict[str, Any]) -> list[list[str]]:
     return [[k, _fmt(v)] for k, v in metrics.items() if isinstance(v, int | float | str | bool) or v is None]
 
 
-def render_markdown(results_dir: str | Path) -> str:
+SUMMARY_HEADER = ["system", "status", "claims", "seconds", "seed", "scale"]
+
+
+def _summary_rows(results: list[Result], errors: list[dict[str, Any]]) -> list[list[str]]:
+    """One row per system that ran (its verdict counts) or failed (its error)."""
+    rows = [
+        [r.slug, catalogue.get(r.slug).status, _verdict_counts(r), _fmt(r.seconds), _fmt(r.seed), r.scale]
+        for r in results
+    ]
+    rows += [
+        [
+            e["slug"],
+            catalogue.get(e["slug"]).status,
+            "FAILED: " + e.get("error", ""),
+            _fmt(e.get("seconds")),
+            _fmt(e.get("seed")),
+            e.get("scale", ""),
+        ]
+        for e in errors
+    ]
+    return rows
+
+
+Collected = tuple[list[Result], list[dict[str, Any]]]
+
+
+def render_markdown(results_dir: str | Path, collected: Collected | None = None) -> str:
+    """The Markdown report; ``collected`` is ``collect(results_dir)`` when the caller already has it."""
     results_dir = Path(results_dir)
-    results, errors = collect(results_dir)
+    results, errors = collected if collected is not None else collect(results_dir)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     out = [
         "# iclr26 reproduction report",
@@ -96,25 +123,10 @@ def render_markdown(results_dir: str | Path) -> str:
             "",
         ]
         return "\n".join(out)
-    summary = [
-        [r.slug, catalogue.get(r.slug).status, _verdict_counts(r), _fmt(r.seconds), _fmt(r.seed), r.scale]
-        for r in results
-    ]
-    summary += [
-        [
-            e["slug"],
-            catalogue.get(e["slug"]).status,
-            "FAILED: " + e.get("error", ""),
-            _fmt(e.get("seconds")),
-            _fmt(e.get("seed")),
-            e.get("scale", ""),
-        ]
-        for e in errors
-    ]
     out += [
         "## Summary",
         "",
-        _md_table(["system", "status", "claims", "seconds", "seed", "scale"], summary),
+        _md_table(SUMMARY_HEADER, _summary_rows(results, errors)),
         "",
     ]
     for r in results:
@@ -166,9 +178,10 @@ img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}code,pre{background:#f6f
 """
 
 
-def render_html(results_dir: str | Path) -> str:
+def render_html(results_dir: str | Path, collected: Collected | None = None) -> str:
+    """The self-contained HTML report (plots embedded as base64)."""
     results_dir = Path(results_dir)
-    results, errors = collect(results_dir)
+    results, errors = collected if collected is not None else collect(results_dir)
     now = dt.datetime.now(dt.UTC).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         f"<!doctype html><html><head><meta charset='utf-8'><title>iclr26 reproduction report</title>"
@@ -181,20 +194,7 @@ def render_html(results_dir: str | Path) -> str:
             "<code>verified</code>, or none has run.</p></body></html>"
         )
         return "".join(parts)
-    summary = [
-        [r.slug, catalogue.get(r.slug).status, _verdict_counts(r), _fmt(r.seconds), r.scale] for r in results
-    ]
-    summary += [
-        [
-            e["slug"],
-            catalogue.get(e["slug"]).status,
-            "FAILED: " + e.get("error", ""),
-            _fmt(e.get("seconds")),
-            e.get("scale", ""),
-        ]
-        for e in errors
-    ]
-    parts += ["<h2>Summary</h2>", _html_table(["system", "status", "claims", "seconds", "scale"], summary)]
+    parts += ["<h2>Summary</h2>", _html_table(SUMMARY_HEADER, _summary_rows(results, errors))]
     for r in results:
         parts += [
             f"<h2 id='{html.escape(r.slug)}'>{html.escape(r.slug)}</h2>",
@@ -229,6 +229,7 @@ def render_html(results_dir: str | Path) -> str:
 def write_report(results_dir: str | Path) -> tuple[Path, Path]:
     """Write ``results_dir/report.md`` and ``results_dir/report.html`` atomically; return both paths."""
     results_dir = Path(results_dir)
-    md = atomic_write_text(results_dir / "report.md", render_markdown(results_dir))
-    page = atomic_write_text(results_dir / "report.html", render_html(results_dir))
+    collected = collect(results_dir)  # read every stored result once, for both renderings
+    md = atomic_write_text(results_dir / "report.md", render_markdown(results_dir, collected))
+    page = atomic_write_text(results_dir / "report.html", render_html(results_dir, collected))
     return md, page

@@ -101,6 +101,7 @@ def _run_one(entry: SystemEntry, seed: int, scale: str, out_dir: str, experiment
         return Outcome(entry.slug, "ran", result.seconds)
     except Exception as exc:  # noqa: BLE001 - a failing system must not stop the others
         message = f"{type(exc).__name__}: {exc}"
+        seconds = round(time.perf_counter() - start, 3)
         save_error(
             out_dir,
             entry.slug,
@@ -110,10 +111,10 @@ def _run_one(entry: SystemEntry, seed: int, scale: str, out_dir: str, experiment
                 "scale": scale,
                 "error": message,
                 "traceback": traceback.format_exc(),
-                "seconds": round(time.perf_counter() - start, 3),
+                "seconds": seconds,
             },
         )
-        return Outcome(entry.slug, "failed", round(time.perf_counter() - start, 3), message)
+        return Outcome(entry.slug, "failed", seconds, message)
 
 
 def reproduce(
