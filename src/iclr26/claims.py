@@ -1,12 +1,18 @@
 """Claims and results: what a headline experiment returns.
 
 A :class:`Claim` pairs a statement from a paper with the figure the paper reports (when the abstract or
-the authors' repository gives one) and the figure we measured. Its verdict is *computed* from the
-measured figure and a criterion, never written by hand:
+the authors' repository gives one), the figure we measured and the interval around it over the unit that
+varies (seeds, candidates, graphs, items, models). Its verdict is *computed*, never written by hand:
 
-- ``holds`` when the measured figure satisfies the criterion,
-- ``does not hold`` when it does not,
+- ``holds`` when the whole interval meets the criterion,
+- ``does not hold`` when the whole interval fails it,
+- ``inconclusive`` when the interval straddles the criterion's bar,
 - ``not measurable here`` when nothing could be measured (``measured`` is ``None`` or NaN).
+
+A measured claim must carry an interval unless it is an exact quantity (an equality with the authors'
+code, a round-trip rate, a count): then it says so with ``exact=True`` and the point figure decides.
+A criterion chosen after seeing the data is marked ``post_hoc=True``; the report counts such a claim
+apart, never as a success of the paper.
 """
 
 from __future__ import annotations
@@ -21,6 +27,7 @@ from typing import Any
 class Verdict(StrEnum):
     HOLDS = "holds"
     DOES_NOT_HOLD = "does not hold"
+    INCONCLUSIVE = "inconclusive"
     NOT_MEASURABLE = "not measurable here"
 
 
@@ -56,6 +63,17 @@ class Claim:
     detail:
         What the measured figure is (e.g. ``"Spearman(DISCO, ARI) - Spearman(silhouette, ARI)"``),
         and, for a claim not measurable here, why.
+    interval:
+        ``(lo, hi)``: the ``level`` interval of the measured figure over the unit that varies
+        (see :mod:`iclr26.uncertainty`). Required for a measured claim unless ``exact`` is true.
+    level:
+        The interval's coverage (default 0.95).
+    method:
+        How the interval was obtained, e.g. ``"percentile bootstrap over 60 candidates x 5 seeds"``.
+    exact:
+        The figure is exact (no sampling noise): an equality, a round-trip rate, a count.
+    post_hoc:
+        The criterion was chosen after seeing the data.
     """
 
     statement: str
@@ -66,6 +84,11 @@ class Claim:
     scale: str = ""
     tolerance: float | None = None
     detail: str = ""
+    interval: tuple[float, float] | None = None
+    level: float = 0.95
+    method: str = ""
+    exact: bool = False
+    post_hoc: bool = False
 
     def __post_init__(self) -> None:
         if self.op not in _ALLOWED_OPS:
@@ -77,22 +100,73 @@ class Claim:
         if self.measured is not None:
             # Store plain floats (numpy scalars would not serialise).
             object.__setattr__(self, "measured", float(self.measured))
+        if not 0.0 < float(self.level) < 1.0:
+            raise ValueError(f"level must be in (0, 1), got {self.level!r}")
+        if self.interval is not None:
+            self._set_interval()
+        elif self._is_measured() and not self.exact:
+            raise ValueError(
+                f"claim {self.statement!r}: a measured claim needs interval=(lo, hi) over the unit that "
+                "varies, or exact=True for an exact quantity"
+            )
+
+    def _set_interval(self) -> None:
+        lo, hi = (float(v) for v in self.interval)
+        if math.isnan(lo) or math.isnan(hi) or lo > hi:
+            raise ValueError(f"interval must be (lo, hi) with lo <= hi, got {self.interval!r}")
+        if self.exact:
+            raise ValueError("an exact claim has no interval: pass exact=False or interval=None")
+        object.__setattr__(self, "interval", (lo, hi))
+
+    def _is_measured(self) -> bool:
+        return self.measured is not None and not math.isnan(self.measured)
+
+    def _meets(self, x: float) -> bool:
+        if self.op == "within":
+            return abs(x - self.reference) <= float(self.tolerance)
+        return bool(_OPERATORS[self.op](x, self.reference))
 
     @property
     def verdict(self) -> Verdict:
-        if self.measured is None or math.isnan(self.measured):
+        if not self._is_measured():
             return Verdict.NOT_MEASURABLE
+        if self.interval is None:  # exact: the point figure decides
+            return Verdict.HOLDS if self._meets(self.measured) else Verdict.DOES_NOT_HOLD
+        lo, hi = self.interval
+        if self._meets(lo) and self._meets(hi):
+            # Every criterion here defines an interval of passing values, so both ends passing
+            # means the whole interval passes.
+            return Verdict.HOLDS
         if self.op == "within":
-            ok = abs(self.measured - self.reference) <= float(self.tolerance)
+            band_lo, band_hi = self.reference - self.tolerance, self.reference + self.tolerance
+            fails_everywhere = hi < band_lo or lo > band_hi
         else:
-            ok = _OPERATORS[self.op](self.measured, self.reference)
-        return Verdict.HOLDS if ok else Verdict.DOES_NOT_HOLD
+            fails_everywhere = not self._meets(lo) and not self._meets(hi)
+        return Verdict.DOES_NOT_HOLD if fails_everywhere else Verdict.INCONCLUSIVE
+
+    @property
+    def counts_as_success(self) -> bool:
+        """True when the claim holds on a criterion fixed before seeing the data."""
+        return self.verdict == Verdict.HOLDS and not self.post_hoc
 
     @property
     def criterion(self) -> str:
         if self.op == "within":
-            return f"|x - {self.reference:g}| <= {self.tolerance:g}"
-        return f"x {self.op} {self.reference:g}"
+            text = f"|x - {self.reference:g}| <= {self.tolerance:g}"
+        else:
+            text = f"x {self.op} {self.reference:g}"
+        return text + " (post hoc)" if self.post_hoc else text
+
+    @property
+    def interval_text(self) -> str:
+        """``"[lo, hi] (95%, method)"``, ``"exact"``, or ``"—"`` when nothing was measured."""
+        if not self._is_measured():
+            return "—"
+        if self.interval is None:
+            return "exact"
+        lo, hi = self.interval
+        how = f", {self.method}" if self.method else ""
+        return f"[{lo:.4g}, {hi:.4g}] ({self.level:.0%}{how})"
 
     @classmethod
     def not_measurable(cls, statement: str, why: str, paper: str | None = None, scale: str = "") -> Claim:
@@ -103,14 +177,21 @@ class Claim:
         d = asdict(self)
         if d["measured"] is not None and math.isnan(d["measured"]):
             d["measured"] = None
+        d["interval"] = list(self.interval) if self.interval is not None else None
         d["verdict"] = str(self.verdict)
         d["criterion"] = self.criterion
         return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Claim:
-        keys = ("statement", "measured", "op", "reference", "paper", "scale", "tolerance", "detail")
-        return cls(**{k: d.get(k) for k in keys if k in d})
+        keys = (
+            "statement", "measured", "op", "reference", "paper", "scale", "tolerance", "detail",
+            "interval", "level", "method", "exact", "post_hoc",
+        )
+        kwargs = {k: d[k] for k in keys if k in d}
+        if kwargs.get("interval") is not None:
+            kwargs["interval"] = tuple(kwargs["interval"])
+        return cls(**kwargs)
 
 
 @dataclass

@@ -59,18 +59,19 @@ def _entry(slug: str) -> catalogue.SystemEntry:
 
 def _claims_table(result) -> Table:
     table = Table(title=f"{result.slug}: claims", show_lines=True)
-    for col in ("claim", "paper", "ours", "criterion", "verdict", "scale"):
+    for col in ("claim", "paper", "ours", "interval", "criterion", "verdict", "scale"):
         table.add_column(col, overflow="fold")
-    styles = {"holds": "green", "does not hold": "red"}
+    styles = {"holds": "green", "does not hold": "red", "inconclusive": "yellow"}
     for c in result.claims:
         ours = "—" if c.measured is None else f"{c.measured:.4g}"
-        verdict = str(c.verdict)
+        verdict = str(c.verdict) + (" (post hoc)" if c.post_hoc else "")
         table.add_row(
             c.statement,
             c.paper or "—",
             ours,
+            c.interval_text,
             c.criterion,
-            f"[{styles.get(verdict, 'yellow')}]{verdict}[/]",
+            f"[{styles.get(str(c.verdict), 'dim')}]{verdict}[/]",
             c.scale,
         )
     return table

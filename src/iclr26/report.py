@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 from . import __version__, catalogue
-from .claims import Result, Verdict
+from .claims import Result
 from .store import atomic_write_text, load_error, load_result
 
 MAX_TABLE_ROWS = 40
@@ -42,12 +42,16 @@ def _fmt(value: Any) -> str:
 
 def _claim_rows(result: Result) -> list[list[str]]:
     return [
-        [c.statement, c.paper or "—", _fmt(c.measured), c.criterion, str(c.verdict), c.scale, c.detail]
+        [
+            c.statement, c.paper or "—", _fmt(c.measured), c.interval_text, c.criterion,
+            str(c.verdict) + (" (post hoc)" if c.post_hoc else ""), c.scale, c.detail,
+        ]
         for c in result.claims
     ]
 
 
-CLAIM_HEADER = ["claim", "paper", "ours", "criterion", "verdict", "scale", "what ours is"]
+CLAIM_HEADER = ["claim", "paper", "ours", "interval", "criterion", "verdict", "scale", "what ours is"]
+VERDICT_COL = CLAIM_HEADER.index("verdict")
 
 
 def _table(rows: list[dict[str, Any]]) -> tuple[list[str], list[list[str]]]:
@@ -65,12 +69,21 @@ def _md_table(header: list[str], rows: list[list[str]]) -> str:
     return "\n".join(lines)
 
 
+def verdict_counts(claims: list) -> dict[str, int]:
+    """Claims by verdict kind; a post-hoc claim is counted apart, never as ``holds``."""
+    counts = {"holds": 0, "does not hold": 0, "inconclusive": 0, "not measurable here": 0, "post hoc": 0}
+    for c in claims:
+        counts["post hoc" if c.post_hoc else str(c.verdict)] += 1
+    return counts
+
+
 def _verdict_counts(result: Result) -> str:
-    verdicts = [c.verdict for c in result.claims]
-    return (
-        f"{verdicts.count(Verdict.HOLDS)} hold, {verdicts.count(Verdict.DOES_NOT_HOLD)} do not, "
-        f"{verdicts.count(Verdict.NOT_MEASURABLE)} not measurable"
+    n = verdict_counts(result.claims)
+    text = (
+        f"{n['holds']} hold, {n['does not hold']} do not, {n['inconclusive']} inconclusive, "
+        f"{n['not measurable here']} not measurable"
     )
+    return text + (f", {n['post hoc']} post hoc" if n["post hoc"] else "")
 
 
 def _scalar_metrics(metrics: dict[str, Any]) -> list[list[str]]:
@@ -163,7 +176,7 @@ def _html_table(header: list[str], rows: list[list[str]], verdict_col: int | Non
         for i, cell in enumerate(row):
             cls = ""
             if i == verdict_col:
-                cls = {"holds": "ok", "does not hold": "bad"}.get(cell, "na")
+                cls = {"holds": "ok", "does not hold": "bad", "inconclusive": "mid"}.get(cell, "na")
             cells.append(f'<td class="{cls}">{html.escape(cell)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
@@ -173,7 +186,7 @@ _CSS = """
 body{font-family:system-ui,sans-serif;max-width:1100px;margin:2em auto;padding:0 1em;color:#222}
 table{border-collapse:collapse;margin:0.5em 0 1.5em;font-size:0.9em}
 th,td{border:1px solid #ccc;padding:3px 7px;vertical-align:top}th{background:#f2f2f2}
-td.ok{background:#e3f6e3}td.bad{background:#fbe3e3}td.na{background:#f4f4f4}
+td.ok{background:#e3f6e3}td.bad{background:#fbe3e3}td.mid{background:#fdf3d8}td.na{background:#f4f4f4}
 img{max-width:100%;border:1px solid #ddd;margin:0.5em 0}code,pre{background:#f6f6f6}
 """
 
@@ -199,7 +212,7 @@ def render_html(results_dir: str | Path, collected: Collected | None = None) -> 
         parts += [
             f"<h2 id='{html.escape(r.slug)}'>{html.escape(r.slug)}</h2>",
             f"<p>{html.escape(catalogue.get(r.slug).summary)}</p>",
-            _html_table(CLAIM_HEADER, _claim_rows(r), verdict_col=4),
+            _html_table(CLAIM_HEADER, _claim_rows(r), verdict_col=VERDICT_COL),
         ]
         scalars = _scalar_metrics(r.metrics)
         if scalars:

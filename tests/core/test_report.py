@@ -16,8 +16,9 @@ def test_report_has_claims_plots_and_failures(tmp_path):
     ctx.savefig(fig, "line")
     result = Result(
         claims=[
-            Claim("DISCO beats silhouette", 0.3, ">", 0.0, paper="yes", scale="n=100"),
-            Claim("fails here", 0.1, ">", 0.5),
+            Claim("DISCO beats silhouette", 0.3, ">", 0.0, paper="yes", scale="n=100", interval=(0.1, 0.5)),
+            Claim("straddles", 0.05, ">", 0.0, interval=(-0.1, 0.2), method="bootstrap over 9 graphs"),
+            Claim("fails here", 0.1, ">", 0.5, exact=True),
         ],
         metrics={"spearman": 0.81},
         tables={"scores": [{"method": "disco", "r": 0.8}, {"method": "silhouette", "r": 0.5}]},
@@ -36,5 +37,8 @@ def test_report_has_claims_plots_and_failures(tmp_path):
     assert "![disco: line.png](disco/line.png)" in md
     assert "m3-irt (failed)" in md and "RuntimeError: boom" in md
     assert "data:image/png;base64," in page  # self-contained: the plot is embedded
-    assert 'class="ok"' in page and 'class="bad"' in page
+    assert 'class="ok"' in page and 'class="bad"' in page and 'class="mid"' in page
+    # intervals beside the figures, verdict counts by kind
+    assert "[-0.1, 0.2] (95%, bootstrap over 9 graphs)" in md and "exact" in md
+    assert "1 hold, 1 do not, 1 inconclusive, 0 not measurable" in md
     assert "silhouette" in page

@@ -22,8 +22,8 @@ def _count(ctx):
 def good(ctx):
     _count(ctx)
     x = float(ctx.rng().normal())
-    return Result(claims=[Claim("a draw is finite", abs(x), "<", 1e9, paper=None, scale="1 draw")],
-                  metrics={"x": x})
+    claim = Claim("a draw is finite", abs(x), "<", 1e9, paper=None, scale="1 draw", exact=True)
+    return Result(claims=[claim], metrics={"x": x})
 
 def bad(ctx):
     _count(ctx)

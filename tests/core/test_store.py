@@ -56,7 +56,7 @@ def test_config_hash_depends_on_every_key():
 
 
 def test_save_and_load_result(tmp_path):
-    r = Result(claims=[Claim("c", 1.0, ">", 0.0)], slug="disco", config_hash="abc")
+    r = Result(claims=[Claim("c", 1.0, ">", 0.0, exact=True)], slug="disco", config_hash="abc")
     save_result(tmp_path, r)
     back = load_result(tmp_path, "disco")
     assert back.config_hash == "abc" and back.claims[0].measured == 1.0
