@@ -60,10 +60,12 @@ def _check_executor(executor: Executor, address: str | None) -> None:
     if address is not None and executor != Executor.ray:
         raise UserError("--address needs --executor ray")
     if executor == Executor.ray:
-        from .ray_executor import RayUnavailable, require_ray
+        from .ray_executor import RayUnavailable, check_address, require_ray
 
         try:
             require_ray()
+            if address is not None:
+                check_address(address)
         except RayUnavailable as exc:
             raise UserError(str(exc)) from None
 
@@ -326,7 +328,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: usage errors and user errors become one line on stderr and exit code 2."""
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="iclr26", standalone_mode=False)
+        # Without standalone mode, a command that raises typer.Exit(n) makes main() *return* n.
+        code = command.main(args=argv, prog_name="iclr26", standalone_mode=False)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -340,7 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         return 130
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -17,6 +17,8 @@ Ray is an optional dependency: ``pip install 'iclr26[ray]'``.
 from __future__ import annotations
 
 import os
+import re
+import socket
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import Any
@@ -31,8 +33,34 @@ INSTALL_HINT = "pip install 'iclr26[ray]'"
 _LOCAL_ENV = {"RAY_USAGE_STATS_ENABLED": "0", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER": "0"}
 
 
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+
+
 class RayUnavailable(RuntimeError):
     """Ray is not installed, or the cluster at the given address cannot be reached."""
+
+
+_ADDRESS = re.compile(r"^(?:ray://)?(?P<host>\[[0-9A-Fa-f:.]+\]|[^:/\s\[\]]+):(?P<port>\d{1,5})$")
+CONNECT_TIMEOUT_S = 5.0
+
+
+def check_address(address: str) -> None:
+    """Fail fast, with :class:`RayUnavailable`, when nothing listens at ``HOST:PORT``.
+
+    Ray itself keeps retrying an unreachable address for minutes. ``"auto"`` (the cluster this machine
+    belongs to) is left to Ray; anything else must be ``HOST:PORT`` or ``ray://HOST:PORT``.
+    """
+    if address == "auto":
+        return
+    match = _ADDRESS.match(address) if isinstance(address, str) else None
+    if match is None or not 0 < int(match["port"]) < 65536:
+        raise RayUnavailable(f"--address must be HOST:PORT, ray://HOST:PORT or auto, got {address!r}")
+    host = match["host"].strip("[]")
+    try:
+        socket.create_connection((host, int(match["port"])), timeout=CONNECT_TIMEOUT_S).close()
+    except OSError as exc:
+        why = exc.strerror or type(exc).__name__
+        raise RayUnavailable(f"cannot reach a Ray cluster at {address!r}: {why}") from None
 
 
 def require_ray() -> Any:
@@ -42,6 +70,11 @@ def require_ray() -> Any:
     except ImportError:
         raise RayUnavailable(f"the Ray executor needs Ray, which is not installed: {INSTALL_HINT}") from None
     return ray
+
+
+def _first_line(exc: BaseException) -> str:
+    text = _plain(str(exc))
+    return text.splitlines()[0] if text else type(exc).__name__
 
 
 @contextmanager
@@ -79,13 +112,16 @@ def ray_session(jobs: int = 1, address: str | None = None) -> Iterator[Any]:
         ray_constants.ENABLE_RAY_CLUSTER = False
         try:
             with _environment(_LOCAL_ENV):
-                ray.init(
-                    address="local",
-                    num_cpus=jobs,
-                    include_dashboard=False,
-                    _node_ip_address="127.0.0.1",
-                    **common,
-                )
+                try:
+                    ray.init(
+                        address="local",
+                        num_cpus=jobs,
+                        include_dashboard=False,
+                        _node_ip_address="127.0.0.1",
+                        **common,
+                    )
+                except Exception as exc:  # noqa: BLE001 - any start-up failure is reported in one line
+                    raise RayUnavailable(f"cannot start a local Ray instance: {_first_line(exc)}") from None
                 try:
                     yield ray
                 finally:
@@ -93,11 +129,12 @@ def ray_session(jobs: int = 1, address: str | None = None) -> Iterator[Any]:
         finally:
             ray_constants.ENABLE_RAY_CLUSTER = single_machine
         return
+    check_address(address)
     try:
         ray.init(address=address, **common)
     except (ConnectionError, RuntimeError, ValueError) as exc:
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise RayUnavailable(f"cannot connect to Ray at {address!r}: {first}") from None
+        cause = f" ({_first_line(exc.__cause__)})" if exc.__cause__ is not None else ""
+        raise RayUnavailable(f"cannot connect to Ray at {address!r}: {_first_line(exc)}{cause}") from None
     try:
         yield ray
     finally:
@@ -128,11 +165,27 @@ def run_on_ray(
                 i, task = refs[ref]
                 try:
                     outcome = ray.get(ref)
-                except ray.exceptions.RayError as exc:  # the worker died: no result, no error of its own
-                    detail = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
-                    message = (
-                        f"{type(exc).__name__}: the Ray worker running {task.entry.slug} "
-                        f"(seed {task.seed}) died before returning" + (f" ({detail})" if detail else "")
-                    )
-                    outcome = record_failure(task, message, seconds=None)
+                except ray.exceptions.RayError as exc:  # no outcome came back from the worker
+                    outcome = record_failure(task, _failure_message(ray, exc, task), None, _plain(str(exc)))
                 record(i, outcome)
+
+
+def _plain(text: str) -> str:
+    return _ANSI.sub("", text).strip()
+
+
+def _failure_message(ray: Any, exc: BaseException, task: Task) -> str:
+    """One line: the worker died (killed, out of memory, node lost), or Ray could not run the task."""
+    died = tuple(
+        getattr(ray.exceptions, name)
+        for name in ("WorkerCrashedError", "NodeDiedError", "OutOfMemoryError", "LocalRayletDiedError")
+        if hasattr(ray.exceptions, name)
+    )
+    what = f"{task.entry.slug} (seed {task.seed})"
+    lines = [line for line in _plain(str(exc)).splitlines() if line.strip()]
+    if isinstance(exc, died):
+        detail = lines[0] if lines else type(exc).__name__
+        return f"{type(exc).__name__}: the Ray worker running {what} died before returning ({detail})"
+    # A task error's text starts with the task's name and ends with the underlying exception.
+    detail = lines[-1] if lines else type(exc).__name__
+    return f"{type(exc).__name__}: Ray could not run {what}: {detail}"

@@ -124,7 +124,8 @@ def _front_rows(
             claims, seconds, scale = _verdict_counts(r), _fmt(r.seconds), r.scale
         elif e is not None:
             error = (e.get("error") or "").strip().splitlines()
-            claims = "FAILED: " + (error[0] if error else "no message")
+            first = error[0] if error else "no message"
+            claims = "FAILED: " + (first if len(first) <= 100 else first[:99] + "…")
             seconds, scale = _fmt(e.get("seconds")), e.get("scale", "")
         else:
             claims, seconds, scale = "not run", "—", "—"

@@ -1,4 +1,4 @@
-"""The Ray executor against a real local Ray instance (three short instances; the tests take ~30 s)."""
+"""The Ray executor against a real local Ray instance (two short instances)."""
 
 import json
 import os
@@ -13,10 +13,17 @@ from iclr26.sweep import aggregate_path, seed_dir
 
 ray = pytest.importorskip("ray")
 
+GHOST = """
+from iclr26_toy_systems import ToyEntry
 
-def _toy(toys, slug, toy):
+class GhostEntry(ToyEntry):
+    '''An entry the driver can import and Ray's workers cannot (its module is not on their path).'''
+"""
+
+
+def _toy(toys, slug, toy, cls=None):
     base = catalogue.get(slug)
-    return toys.ToyEntry(base.slug, base.family, "implemented", base.summary, toy=toy)
+    return (cls or toys.ToyEntry)(base.slug, base.family, "implemented", base.summary, toy=toy)
 
 
 def _compared(out, slug):
@@ -25,58 +32,58 @@ def _compared(out, slug):
     return json.dumps({k: stored[k] for k in ("claims", "metrics", "tables")}, sort_keys=True).encode()
 
 
-def test_ray_matches_local_and_a_killed_worker_fails_alone(toys, tmp_path):
-    local, on_ray = tmp_path / "local", tmp_path / "ray"
-    entries = [_toy(toys, "disco", "interval_claims"), _toy(toys, "m3-irt", "global_state")]
-    assert reproduce(entries, seed=3, out_dir=local).by_state("ran") == ["disco", "m3-irt"]
+def test_reproduce_on_ray_matches_local_and_a_dead_worker_fails_alone(toys, tmp_path, monkeypatch, capsys):
+    ghost_dir = tmp_path / "ghost"
+    ghost_dir.mkdir()
+    (ghost_dir / "iclr26_ghost.py").write_text(GHOST)
+    monkeypatch.syspath_prepend(str(ghost_dir))  # this process only, not PYTHONPATH
+    import iclr26_ghost
 
-    seen = []
-
-    def on_outcome(outcome):
-        # Called while the local instance is up: every node of it is on the loopback address.
-        seen.append(outcome.slug)
-        assert {n["NodeManagerAddress"] for n in ray.nodes()} == {"127.0.0.1"}
-        assert ray.get_runtime_context().gcs_address.startswith("127.0.0.1:")
-
+    where = tmp_path / "where.txt"
+    monkeypatch.setenv("ICLR26_TOY_WHERE", str(where))
+    toy_entries = {
+        "disco": _toy(toys, "disco", "interval_claims"),
+        "m3-irt": _toy(toys, "m3-irt", "global_state"),
+        "icym2i": _toy(toys, "icym2i", "dies"),  # its worker kills itself
+        "simpletom": _toy(toys, "simpletom", "interval_claims", cls=iclr26_ghost.GhostEntry),
+    }
+    for slug, entry in toy_entries.items():
+        monkeypatch.setitem(catalogue._BY_SLUG, slug, entry)
     names = ("RAY_USAGE_STATS_ENABLED", "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER")
     env_before = {k: os.environ.get(k) for k in names}
-    summary = reproduce(
-        [*entries, _toy(toys, "icym2i", "dies")], seed=3, out_dir=on_ray, executor="ray", jobs=2,
-        on_outcome=on_outcome,
-    )
-    assert sorted(seen) == ["disco", "icym2i", "m3-irt"]
-    assert [o.slug for o in summary.outcomes] == ["disco", "m3-irt", "icym2i"]
-    assert summary.by_state("ran") == ["disco", "m3-irt"] and summary.by_state("failed") == ["icym2i"]
-    error = load_error(on_ray, "icym2i")
-    assert "died" in error["error"] and error["seed"] == 3 and load_result(on_ray, "icym2i") is None
-    for slug in ("disco", "m3-irt"):
+
+    local, on_ray = tmp_path / "local", tmp_path / "ray"
+    assert main(["reproduce", "--only", "disco,m3-irt", "--out", str(local), "--seed", "3"]) == 0
+    argv = ["reproduce", "--only", "disco,m3-irt,icym2i,simpletom", "--seed", "3", "--out", str(on_ray)]
+    assert main([*argv, "--executor", "ray", "--jobs", "2"]) == 1  # 1: some systems failed
+    out = capsys.readouterr().out
+    assert "reproduce: 2 ran, 0 cached, 2 failed (icym2i, simpletom)" in out
+
+    for slug in ("disco", "m3-irt"):  # identical claims, metrics and tables, byte for byte
         assert _compared(local, slug) == _compared(on_ray, slug)
-    # The local instance is gone and this process's environment is as it was.
+    error = load_error(on_ray, "icym2i")
+    assert "WorkerCrashedError: the Ray worker running icym2i (seed 3) died" in error["error"]
+    assert error["seed"] == 3 and load_result(on_ray, "icym2i") is None
+    error = load_error(on_ray, "simpletom")["error"]
+    assert "Ray could not run simpletom (seed 3)" in error and "iclr26_ghost" in error
+    report = (on_ray / "report.md").read_text()
+    assert "[disco](#disco)" in report and "[icym2i](#icym2i)" in report
+
+    # The task ran on the local instance, whose node and GCS use the loopback address only.
+    node, gcs = where.read_text().split()
+    assert node == "127.0.0.1" and gcs.startswith("127.0.0.1:")
+    # The instance is gone and this process's environment is as it was.
     assert not ray.is_initialized()
-    assert {k: os.environ.get(k) for k in env_before} == env_before
+    assert {k: os.environ.get(k) for k in names} == env_before
     # Same resume rule: nothing left to run, so no instance is even started.
-    again = reproduce(entries, seed=3, out_dir=on_ray, executor="ray")
+    again = reproduce([toy_entries["disco"], toy_entries["m3-irt"]], seed=3, out_dir=on_ray, executor="ray")
     assert again.by_state("cached") == ["disco", "m3-irt"]
 
 
-def test_cli_reproduce_ray_and_local_give_identical_claims(toys, tmp_path, monkeypatch, capsys):
-    monkeypatch.setitem(catalogue._BY_SLUG, "disco", _toy(toys, "disco", "interval_claims"))
-    monkeypatch.setitem(catalogue._BY_SLUG, "m3-irt", _toy(toys, "m3-irt", "global_state"))
-    for executor in ("local", "ray"):
-        argv = ["reproduce", "--only", "disco,m3-irt", "--executor", executor]
-        argv += ["--out", str(tmp_path / executor)]
-        assert main(argv) == 0, capsys.readouterr().err
-    assert "reproduce: 2 ran, 0 cached, 0 failed" in capsys.readouterr().out
-    for slug in ("disco", "m3-irt"):
-        assert _compared(tmp_path / "local", slug) == _compared(tmp_path / "ray", slug)
-    assert "[disco](#disco)" in (tmp_path / "ray" / "report.md").read_text()
-
-
-def test_cli_sweep_on_ray_writes_the_aggregate(toys, tmp_path, monkeypatch, capsys):
+def test_sweep_on_ray_writes_the_aggregate(toys, tmp_path, monkeypatch, capsys):
     monkeypatch.setitem(catalogue._BY_SLUG, "disco", _toy(toys, "disco", "interval_claims"))
     argv = ["sweep", "disco", "--seeds", "0-4", "--executor", "ray", "--jobs", "2"]
-    argv += ["--out", str(tmp_path / "ray")]
-    assert main(argv) == 0, capsys.readouterr().err
+    assert main([*argv, "--out", str(tmp_path / "ray")]) == 0, capsys.readouterr().err
     assert main(["sweep", "disco", "--seeds", "0-4", "--out", str(tmp_path / "local")]) == 0
     out = capsys.readouterr().out
     assert "sweep disco: 5 ran, 0 cached, 0 failed" in out
@@ -84,6 +91,19 @@ def test_cli_sweep_on_ray_writes_the_aggregate(toys, tmp_path, monkeypatch, caps
     assert on_ray["seeds"] == [0, 1, 2, 3, 4] and on_ray["failed"] == {}
     assert on_ray == json.loads(aggregate_path(tmp_path / "local", "disco").read_text())
     for s in range(5):
-        local, on_ray = seed_dir(tmp_path / "local", s), seed_dir(tmp_path / "ray", s)
-        assert _compared(local, "disco") == _compared(on_ray, "disco")
+        local, ray_dir = seed_dir(tmp_path / "local", s), seed_dir(tmp_path / "ray", s)
+        assert _compared(local, "disco") == _compared(ray_dir, "disco")
     assert "### disco over seeds" in (tmp_path / "ray" / "report.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("address", "message"),
+    [("127.0.0.1:1", "cannot reach a Ray cluster at '127.0.0.1:1'"), ("no-port", "must be HOST:PORT")],
+)
+def test_bad_address_fails_fast_in_one_line(address, message, toys, tmp_path, monkeypatch, capsys):
+    monkeypatch.setitem(catalogue._BY_SLUG, "disco", _toy(toys, "disco", "interval_claims"))
+    argv = ["reproduce", "--only", "disco", "--executor", "ray", "--address", address]
+    assert main([*argv, "--out", str(tmp_path)]) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and message in err[0] and err[0].startswith("error:")
+    assert not (tmp_path / "disco" / "result.json").exists() and not ray.is_initialized()
