@@ -10,6 +10,7 @@ import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -197,9 +198,18 @@ def run_tasks(
     else:
         context = multiprocessing.get_context("spawn")
         with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            futures = {pool.submit(run_task, task): i for i, task in pending}
+            futures = {pool.submit(run_task, task): (i, task) for i, task in pending}
             for future in as_completed(futures):
-                record(futures[future], future.result())
+                i, task = futures[future]
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:  # a worker died: the pool cannot run what was left in it
+                    message = (
+                        "BrokenProcessPool: a worker process died (running this task or one beside it) "
+                        "before this task returned; run again to retry it"
+                    )
+                    outcome = record_failure(task, message, None)
+                record(i, outcome)
     return ReproduceSummary([outcomes[i] for i in sorted(outcomes)])
 
 
