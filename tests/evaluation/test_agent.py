@@ -289,9 +289,9 @@ task = AgentTask(
     samples=samples,
     build_prompt=lambda s: [{"role": "user", "content": f"Use the add tool: {s.data['a']} + {s.data['b']}?"}],
     score=lambda answer, s: {"correct": float(str(s.data["a"] + s.data["b"]) in answer)},
-    tools=[toy_mcp_server(pid_file=sys.argv[2])],
+    tools=[toy_mcp_server(tools=["add"], pid_file=sys.argv[2])],
     max_turns=2,
-    generation=GenerationConfig(max_new_tokens=12),
+    generation=GenerationConfig(max_new_tokens=10),
 )
 r = run_agent(task, load_embedded_model(), log=sys.argv[1], progress=False)
 print(json.dumps({"asked": r.n_asked, "reused": r.n_reused, "n": r.metrics["all"]["n"]}))

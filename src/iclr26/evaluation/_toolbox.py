@@ -279,13 +279,22 @@ class _MCPConnection:
         return ToolResult("\n".join(parts), bool(res.is_error), time.perf_counter() - t0)
 
 
-def toy_mcp_server(*, pid_file: str | os.PathLike | None = None) -> MCPStdioServer:
-    """Our toy MCP server (:mod:`iclr26.evaluation.toy_mcp_server`) over stdio, in this Python."""
+def toy_mcp_server(
+    *, tools: Sequence[str] | None = None, pid_file: str | os.PathLike | None = None
+) -> MCPStdioServer:
+    """Our toy MCP server (:mod:`iclr26.evaluation.toy_mcp_server`) over stdio, in this Python.
+
+    ``tools`` serves only the named tools (default: all); ``pid_file`` makes each server append its
+    process id to that file."""
     import sys
 
-    path = Path(__file__).with_name("toy_mcp_server.py")
+    args = [str(Path(__file__).with_name("toy_mcp_server.py"))]
+    if tools is not None:
+        if isinstance(tools, str) or not tools or not all(isinstance(t, str) and t for t in tools):
+            raise ValueError("tools must be a non-empty sequence of tool names")
+        args += ["--tools", ",".join(tools)]
     env = {"ICLR26_TOY_MCP_PIDS": str(pid_file)} if pid_file is not None else None
-    return MCPStdioServer(sys.executable, [str(path)], env=env)
+    return MCPStdioServer(sys.executable, args, env=env)
 
 
 class Toolbox:

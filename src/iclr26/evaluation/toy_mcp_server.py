@@ -1,7 +1,8 @@
 """A small MCP server of ours, for tests and examples: a few useful tools and three that misbehave.
 
-Run over stdio: ``python path/to/toy_mcp_server.py`` (it imports only ``mcp``, so it runs without
-``iclr26`` on the path); :func:`iclr26.evaluation.agent.toy_mcp_server` builds the matching
+Run over stdio: ``python path/to/toy_mcp_server.py [--tools add,capital]`` (it imports only ``mcp``,
+so it runs without ``iclr26`` on the path; ``--tools`` serves only the named tools);
+:func:`iclr26.evaluation.agent.toy_mcp_server` builds the matching
 :class:`~iclr26.evaluation.agent.MCPStdioServer`.
 
 Tools: ``add(a, b)``, ``capital(country)``, ``slow(seconds)`` (sleeps), ``fail()`` (raises: an error
@@ -12,6 +13,7 @@ on start (tests check that every server is gone after its episode).
 
 from __future__ import annotations
 
+import argparse
 import os
 import time
 
@@ -19,16 +21,12 @@ from mcp.server.mcpserver import MCPServer
 
 CAPITALS = {"france": "Paris", "japan": "Tokyo", "kenya": "Nairobi", "peru": "Lima", "norway": "Oslo"}
 
-server = MCPServer("iclr26-toy", log_level="CRITICAL")
 
-
-@server.tool()
 def add(a: int, b: int) -> int:
     """Add two integers and return their sum."""
     return a + b
 
 
-@server.tool()
 def capital(country: str) -> str:
     """The capital city of a country (a few countries only)."""
     try:
@@ -37,32 +35,40 @@ def capital(country: str) -> str:
         raise ValueError(f"unknown country {country!r}") from None
 
 
-@server.tool()
 def slow(seconds: float) -> str:
     """Sleep for the given number of seconds, then answer."""
     time.sleep(float(seconds))
     return f"slept {seconds} s"
 
 
-@server.tool()
 def fail() -> str:
     """Always raises an error."""
     raise RuntimeError("the fail tool failed, as it always does")
 
 
-@server.tool()
 def crash() -> str:
     """Kill the server process."""
     os._exit(3)
 
 
-@server.tool()
 def huge(n: int) -> str:
     """Return a text of n characters."""
     return "x" * int(n)
 
 
-def main() -> None:
+TOOLS = {f.__name__: f for f in (add, capital, slow, fail, crash, huge)}
+
+
+def main(argv: list[str] | None = None) -> None:
+    ap = argparse.ArgumentParser(description="iclr26's toy MCP server (stdio)")
+    ap.add_argument("--tools", default=",".join(TOOLS), help="comma-separated tools to serve")
+    names = [n for n in ap.parse_args(argv).tools.split(",") if n]
+    unknown = sorted(set(names) - set(TOOLS))
+    if unknown:
+        ap.error(f"unknown tools {unknown}; choose from {sorted(TOOLS)}")
+    server = MCPServer("iclr26-toy", log_level="CRITICAL")
+    for name in names:
+        server.add_tool(TOOLS[name])
     pid_file = os.environ.get("ICLR26_TOY_MCP_PIDS")
     if pid_file:
         with open(pid_file, "a") as fh:
