@@ -163,8 +163,13 @@ def test_agreement_matches_sklearn_and_handles_edge_cases():
     assert np.isnan(agreement([1, 1, 1], [1, 1, 1], n_boot=0)["kappa"])  # chance agreement is 1
     with pytest.raises(ValueError, match="same items"):
         agreement([1, 0], [1])
-    with pytest.raises(ValueError, match="no item"):
-        agreement([None], [1])
+    none = agreement([None, 1], [1, None])
+    assert (
+        none["n"] == 0
+        and none["n_dropped"] == 2
+        and np.isnan(none["kappa"])
+        and np.isnan(none["kappa_interval"][0])
+    )
 
 
 def test_judge_spec(tmp_path):

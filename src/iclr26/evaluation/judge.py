@@ -374,10 +374,13 @@ def parse_judge_spec(spec: str) -> JudgeSpec:
 
 
 def load_judge_model(
-    spec: str | JudgeSpec, *, api_key_env: str | None = "OPENAI_API_KEY", device: str | None = None
+    spec: str | JudgeSpec, *, api_key_env: str | None = None, device: str | None = None
 ) -> LanguageModel:
-    """The judge model of a spec (never downloads: ``hf:PATH`` must be a local folder). The API key of
-    ``openai:`` judges is read from ``api_key_env`` at each request, never stored or logged."""
+    """The judge model of a spec (never downloads: ``hf:PATH`` must be a local folder).
+
+    An ``openai:`` judge sends a key only when ``api_key_env`` names the environment variable that
+    holds it (no default: a key is never sent to a server nobody chose it for); the key is read at
+    each request, never stored or logged."""
     js = parse_judge_spec(spec) if isinstance(spec, str) else spec
     if js.backend == "embedded":
         from ..models import load_embedded_model
@@ -410,8 +413,9 @@ def agreement(
     """Agreement between two judges' labels of the same items: Cohen's κ and raw agreement.
 
     Labels are any hashable values (a 0–10 scale is compared as categories: bin it first for a
-    coarser κ); items where either label is ``None`` (an unparsed verdict) are dropped and counted.
-    κ is ``nan`` when both judges give one and the same label to every item (chance agreement 1).
+    coarser κ); items where either label is ``None`` (an unparsed verdict) are dropped and counted
+    (``n_dropped``); with no item left, every figure is ``nan`` and ``n`` is 0. κ is ``nan`` when
+    both judges give one and the same label to every item (chance agreement 1).
     With ``n_boot > 0``, percentile bootstrap intervals over items (``kappa_interval``,
     ``raw_interval``) at ``level``.
     """
@@ -421,8 +425,12 @@ def agreement(
     if len(a) != len(b):
         raise ValueError(f"a and b must label the same items, got {len(a)} and {len(b)} labels")
     pairs = [(x, y) for x, y in zip(a, b) if x is not None and y is not None]
-    if not pairs:
-        raise ValueError("no item has a label from both judges")
+    if not pairs:  # e.g. one judge's verdicts were all unreadable: nothing to compare
+        nan = float("nan")
+        out = {"n": 0, "n_dropped": len(a), "raw": nan, "kappa": nan, "categories": []}
+        return out | (
+            {"kappa_interval": (nan, nan), "raw_interval": (nan, nan), "level": level} if n_boot else {}
+        )
     try:
         cats = {v: i for i, v in enumerate(sorted({v for p in pairs for v in p}, key=repr))}
     except TypeError:
