@@ -32,6 +32,8 @@ def test_parse_verdict():
     assert parse_verdict("No.", "binary") == 0.0 and parse_verdict("maybe", "binary") is None
     assert parse_verdict("Score: 7/10", "scale") == 7.0 and parse_verdict("score = 3.5", "scale") == 3.5
     assert parse_verdict("Score: 11", "scale") is None and parse_verdict("seven", "scale") is None
+    assert parse_verdict("Score: -1", "scale") is None and parse_verdict("**Score:** 9", "scale") == 9.0
+    assert parse_verdict("**Verdict:** **Incorrect**", "binary") == 0.0
     got = parse_verdict("- fluent: 1\n* Correct: no\n", "criteria", ["fluent", "correct", "safe"])
     assert got == {"fluent": 1.0, "correct": 0.0, "safe": None}
     with pytest.raises(ValueError, match="kind"):
@@ -118,6 +120,9 @@ def test_scale_and_criteria_judges_and_unparsed_verdicts():
     scale = Judge(ScriptedModel(["Score: 8", "I cannot tell."]), "Grade helpfulness.", kind="scale")
     got = scale.grade([{"question": "q", "answer": "a"}, {"question": "q", "answer": "b"}])
     assert [g["verdict"] for g in got] == [8.0, None] and [g["parsed"] for g in got] == [True, False]
+    twice = Judge(ScriptedModel(lambda p: "Score: 5"), "Grade helpfulness.", kind="scale")
+    assert [g["verdict"] for g in twice.grade([{"answer": "a"}] * 3)] == [5.0] * 3
+    assert len(twice.model.prompts) == 1  # identical prompts are asked once
     assert scale.scores(None) == {"judge": 0.0, "judge_parsed": 0.0}
     crit = Judge(
         ScriptedModel(["fluent: 1\ncorrect: 0"]), "Grade it.", kind="criteria", criteria=("fluent", "correct")

@@ -167,6 +167,7 @@ def test_http_tool_calls_against_our_server(monkeypatch):
         # The server received the tool turn in OpenAI form and rendered it for the local model.
         assert served.prompts[1][-1] == {"role": "user", "content": "<tool_response>\n5\n</tool_response>"}
         # A malformed call comes back as a parse failure with the raw text.
-        third = client.chat(ASK, [ADD])
+        third = client.chat(ASK, [ADD], tool_choice="required")
         assert not third.tool_calls and third.parse_errors[0].raw == script[2]
+        assert "must call at least one" in served.prompts[2][0]["content"]  # tool_choice reached the model
         assert srv.requests_served == 3

@@ -58,8 +58,11 @@ _INSTRUCTIONS = {
 }
 _YES = {"yes": 1.0, "pass": 1.0, "correct": 1.0, "true": 1.0, "1": 1.0}
 _NO = {"no": 0.0, "fail": 0.0, "incorrect": 0.0, "false": 0.0, "0": 0.0}
-_BINARY = re.compile(r"verdict\W{0,4}[:=]?\W{0,4}(yes|no|pass|fail|correct|incorrect|true|false|1|0)\b", re.I)
-_SCALE = re.compile(r"score\W{0,4}[:=]?\W{0,4}(\d+(?:\.\d+)?)(?:\s*/\s*10)?", re.I)
+_DECOR = r"[\s*`_]*"  # spaces and markdown emphasis around a label or value
+_BINARY = re.compile(
+    rf"verdict{_DECOR}[:=]?{_DECOR}(yes|no|pass|fail|correct|incorrect|true|false|1|0)\b", re.I
+)
+_SCALE = re.compile(rf"score{_DECOR}[:=]?{_DECOR}(\d+(?:\.\d+)?)(?![\d.])", re.I)
 
 
 def parse_verdict(
@@ -85,7 +88,9 @@ def parse_verdict(
     if kind == "criteria":
         out: dict[str, float | None] = {}
         for c in criteria:
-            pat = re.compile(rf"^\W*{re.escape(c)}\W*[:=]\W*(1|0|yes|no|true|false)\b", re.I | re.M)
+            pat = re.compile(
+                rf"^[\s*`_#-]*{re.escape(c)}{_DECOR}[:=]{_DECOR}(1|0|yes|no|true|false)\b", re.I | re.M
+            )
             hits = pat.findall(text)
             out[c] = (_YES.get(hits[-1].lower(), _NO.get(hits[-1].lower()))) if hits else None
         return out
@@ -198,8 +203,9 @@ class Judge:
         """Grade ``items`` (dicts with ``question``, ``answer`` and optional ``reference``).
 
         Verdicts already in ``log`` (same judge identity, prompt and generation config) are read back;
-        only the others are asked, in batches, and logged as they finish. Returns one dict per item:
-        ``key``, ``verdict``, ``text`` (the judge's raw reply), ``parsed`` and ``cached``.
+        only the others are asked (identical prompts once), in batches, and logged as they finish.
+        Returns one dict per item: ``key``, ``verdict``, ``text`` (the judge's raw reply), ``parsed``,
+        ``cached`` (read from the log) and ``asked`` (this call asked the judge for it).
         """
         batch_size = check_int(batch_size, "batch_size", minimum=1)
         if ids is not None and len(ids) != len(items):
@@ -214,7 +220,8 @@ class Judge:
         slog = SampleLog(log) if own else log
         try:
             done = slog.get_many(keys) if slog is not None else {}
-            pending = [i for i, k in enumerate(keys) if k not in done]
+            first = {k: i for i, k in reversed(list(enumerate(keys)))}  # identical prompts: asked once
+            pending = sorted(i for k, i in first.items() if k not in done)
             new: dict[str, dict[str, Any]] = {}
             batches = [pending[i : i + batch_size] for i in range(0, len(pending), batch_size)]
             for batch in _progress(progress, batches, len(pending), f"judge ({self.model.name})"):
@@ -244,8 +251,9 @@ class Judge:
         finally:
             if own and slog is not None:
                 slog.close()
+        asked = set(pending)
         results = []
-        for k in keys:
+        for i, k in enumerate(keys):
             row = done.get(k) or new[k]
             verdict = parse_verdict(row["output"]["text"], self.kind, self.criteria)
             results.append(
@@ -256,6 +264,7 @@ class Judge:
                     "parsed": verdict is not None
                     and (self.kind != "criteria" or all(v is not None for v in verdict.values())),
                     "cached": k in done,
+                    "asked": i in asked,
                 }
             )
         return results
@@ -318,7 +327,7 @@ def judge_result(
                 prefix: {"verdict": g["verdict"], "text": g["text"], "key": g["key"]},
             }
         )
-    n_asked = sum(not g["cached"] for g in graded)
+    n_asked = sum(g["asked"] for g in graded)
     return replace(
         result,
         records=records,
