@@ -275,6 +275,23 @@ def test_bad_input():
         run_agent(_task([lookup, lookup]), ScriptedModel(["x"]), progress=False)
 
 
+def test_two_servers_with_the_same_tools_need_prefixes(tmp_path):
+    pids = tmp_path / "pids"
+    same = [toy_mcp_server(tools=["add"], pid_file=pids), toy_mcp_server(tools=["add"], pid_file=pids)]
+    with pytest.raises(ValueError, match="two tools are named 'add'"):
+        run_agent(_task(same), ScriptedModel(["x"]), progress=False)
+    assert len(_pids(pids)) == 2 and _all_gone(_pids(pids))  # the started one was closed too
+    both = [toy_mcp_server(tools=["add"], prefix="a."), toy_mcp_server(tools=["add", "capital"], prefix="b.")]
+    model = ScriptedModel([call("b.add", a=2, b=3) + call("a.add", a=1, b=1) + call("add", a=1, b=1), "5"])
+    ep = run_agent(_task(both), model, progress=False).records[0]["output"]
+    assert sorted(t["function"]["name"] for t in ep["tools"]) == ["a.add", "b.add", "b.capital"]
+    assert [(r["name"], r["content"]) for r in ep["turns"][0]["tool_results"]] == [
+        ("b.add", "5"),
+        ("a.add", "2"),
+        ("add", "error: there is no tool named 'add'"),
+    ]
+
+
 _CHILD = """
 import json, sys
 import torch

@@ -144,6 +144,8 @@ class MCPStdioServer:
         unless named here. Only the variable *names* enter episode keys and logs.
     cwd: the server's working directory.
     startup_timeout: seconds allowed for starting, the handshake and listing tools.
+    prefix: prepended to the names of this server's tools as the model sees them (e.g. ``"mail."``),
+        so two servers may offer tools of the same name; calls are routed back to the server's names.
     """
 
     def __init__(
@@ -154,6 +156,7 @@ class MCPStdioServer:
         env: dict[str, str] | None = None,
         cwd: str | os.PathLike | None = None,
         startup_timeout: float = 60.0,
+        prefix: str = "",
     ):
         if not isinstance(command, str) or not command:
             raise ValueError("command must be a non-empty string")
@@ -168,9 +171,17 @@ class MCPStdioServer:
         self.env = dict(env or {})
         self.cwd = cwd
         self.startup_timeout = float(startup_timeout)
+        if not isinstance(prefix, str):
+            raise ValueError(f"prefix must be a string, got {type(prefix).__name__}")
+        self.prefix = prefix
 
     def identity(self) -> dict[str, Any]:
-        return {"mcp_stdio": self.command, "args": self.args, "env_names": sorted(self.env)}
+        return {
+            "mcp_stdio": self.command,
+            "args": self.args,
+            "env_names": sorted(self.env),
+            "prefix": self.prefix,
+        }
 
     def open(self) -> _MCPConnection:
         return _MCPConnection(self)
@@ -280,12 +291,12 @@ class _MCPConnection:
 
 
 def toy_mcp_server(
-    *, tools: Sequence[str] | None = None, pid_file: str | os.PathLike | None = None
+    *, tools: Sequence[str] | None = None, pid_file: str | os.PathLike | None = None, prefix: str = ""
 ) -> MCPStdioServer:
     """Our toy MCP server (:mod:`iclr26.evaluation.toy_mcp_server`) over stdio, in this Python.
 
     ``tools`` serves only the named tools (default: all); ``pid_file`` makes each server append its
-    process id to that file."""
+    process id to that file; ``prefix`` as in :class:`MCPStdioServer`."""
     import sys
 
     args = [str(Path(__file__).with_name("toy_mcp_server.py"))]
@@ -294,7 +305,7 @@ def toy_mcp_server(
             raise ValueError("tools must be a non-empty sequence of tool names")
         args += ["--tools", ",".join(tools)]
     env = {"ICLR26_TOY_MCP_PIDS": str(pid_file)} if pid_file is not None else None
-    return MCPStdioServer(sys.executable, args, env=env)
+    return MCPStdioServer(sys.executable, args, env=env, prefix=prefix)
 
 
 class Toolbox:
@@ -324,15 +335,21 @@ class Toolbox:
             for spec in self.specs:
                 if isinstance(spec, MCPStdioServer):
                     conn = self._stack.enter_context(spec.open())
-                    entries = [(s, conn) for s in conn.schemas]
+                    entries = [(s, conn, spec.prefix) for s in conn.schemas]
                 else:
-                    entries = [(spec.schema, spec)]
-                for schema, handler in entries:
-                    name = schema["function"]["name"]
+                    entries = [(spec.schema, spec, "")]
+                for schema, handler, prefix in entries:
+                    original = schema["function"]["name"]
+                    name = prefix + original
                     if name in self._route:
-                        raise ValueError(f"two tools are named {name!r}")
-                    self._route[name] = handler
-                    self.schemas.append(schema)
+                        raise ValueError(
+                            f"two tools are named {name!r} "
+                            "(give an MCPStdioServer a prefix to tell them apart)"
+                        )
+                    self._route[name] = (handler, original)
+                    self.schemas.append(
+                        check_tools([{**schema["function"], "name": name}])[0] if prefix else schema
+                    )
         except BaseException:
             self._stack.close()
             raise
@@ -343,14 +360,12 @@ class Toolbox:
 
     def call(self, name: str, arguments: dict[str, Any], timeout: float, cap: int) -> ToolResult:
         """Run one call; never raises. The result's content is capped at ``cap`` characters."""
-        handler = self._route.get(name)
+        handler, original = self._route.get(name, (None, name))
         if handler is None:
             res = ToolResult(f"error: there is no tool named {name!r}", True)
+        elif isinstance(handler, _MCPConnection):
+            res = handler.call(original, arguments, timeout)
         else:
-            res = (
-                handler.call(name, arguments, timeout)
-                if isinstance(handler, _MCPConnection)
-                else handler.call(arguments, timeout)
-            )
+            res = handler.call(arguments, timeout)
         res.content, res.truncated = cap_text(res.content, cap)
         return res
