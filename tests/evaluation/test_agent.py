@@ -240,7 +240,7 @@ def test_resume_at_episode_level_and_rescore_offline(tmp_path):
     # Re-scoring reads the logged episodes: no model, no tool.
     task.score = lambda answer, s: {"called_add": float(any(c["name"] == "add" for c in answer))}
     task.parse = lambda episode, s: tool_calls_made(episode)
-    again = rescore_agent(task, log, "adder")
+    again = rescore_agent(task, log, ScriptedModel(lambda p: "never asked", name="adder"))
     assert again.metrics["all"]["called_add"] == 1.0 and again.n_asked == 0
     with pytest.raises(ValueError, match="not in the log"):
         rescore_agent(task, log, Forbidden())

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from iclr26.evaluation import Sample, SampleLog, Task, evaluate, rescore
+from iclr26.evaluation.agent import model_identity
 from iclr26.evaluation.judge import (
     Judge,
     agreement,
@@ -82,7 +83,7 @@ def test_rescoring_with_another_judge_calls_only_the_judge(tmp_path):
     a = judge_result(res, task, strict, _inputs, log=log)
     assert len(strict_model.prompts) == 6 and a.judge["n_asked"] == 6 and a.judge["n_reused"] == 0
     assert a.metrics["all"]["judge"] == 0.5 and a.metrics["all"]["exact"] == 0.5
-    assert a.judge["spec"] == "hf:/judges/strict" and a.judge["identity"] == "strict-judge"
+    assert a.judge["spec"] == "hf:/judges/strict" and a.judge["identity"] == model_identity(strict_model)
     assert a.to_dict()["judge"]["kind"] == "binary" and a.records[0]["judge"]["text"] == "Verdict: yes"
 
     # Another judge on the finished run: the answers come from the log; only the new judge is asked.
@@ -92,7 +93,7 @@ def test_rescoring_with_another_judge_calls_only_the_judge(tmp_path):
     b = judge_result(offline, task, lenient, _inputs, log=log)
     assert len(answerer.prompts) == 6 and len(strict_model.prompts) == 6
     assert len(lenient_model.prompts) == 6 and b.metrics["all"]["judge"] == 1.0
-    assert b.judge["identity"] == "lenient-judge"
+    assert b.judge["identity"] == model_identity(lenient_model)
     # The same judge again: every verdict comes from the log, nothing is asked.
     again_model = ScriptedModel(_strict, name="strict-judge")
     c = judge_result(
@@ -110,7 +111,8 @@ def test_rescoring_with_another_judge_calls_only_the_judge(tmp_path):
     # Judge calls are rows of the same append-only log (answers + 3 distinct judge prompts).
     with SampleLog(log) as slog:
         assert len(slog) == 6 + 3 * 6
-        assert {r["model"] for r in slog.records(task="judge:binary")} == {"strict-judge", "lenient-judge"}
+        judges = {r["model"] for r in slog.records(task="judge:binary")}
+        assert judges == {model_identity(strict_model), model_identity(lenient_model)}
     # Agreement between the two judges on the same answers.
     agree = agreement([r["judge"]["verdict"] for r in a.records], [r["judge"]["verdict"] for r in b.records])
     assert agree["raw"] == 0.5 and agree["n"] == 6

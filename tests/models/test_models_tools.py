@@ -171,3 +171,7 @@ def test_http_tool_calls_against_our_server(monkeypatch):
         assert not third.tool_calls and third.parse_errors[0].raw == script[2]
         assert "must call at least one" in served.prompts[2][0]["content"]  # tool_choice reached the model
         assert srv.requests_served == 3
+        with pytest.raises(RuntimeError, match="400.*stream"):
+            client._post("chat/completions", {"model": "m", "messages": ASK, "tools": [ADD], "stream": True})
+        with pytest.raises(RuntimeError, match="400.*messages"):
+            client._post("chat/completions", {"model": "m", "tools": [ADD]})

@@ -312,6 +312,7 @@ def run_agent(
                 "sample_id": samples[i].id,
                 "sample_group": samples[i].group,
                 "model": ident,
+                "model_name": model.name,
                 "config": config.to_dict(),
                 "seed": seed,
                 "prompt": prompts[i],

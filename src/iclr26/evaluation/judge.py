@@ -236,6 +236,7 @@ class Judge:
                             "sample_id": str(ids[i]) if ids is not None else str(i),
                             "sample_group": "",
                             "model": self.identity,
+                            "model_name": self.model.name,
                             "config": self.generation.to_dict(),
                             "seed": int(self.generation.seed),
                             "prompt": prompts[i],

@@ -183,18 +183,23 @@ class OpenAIModel(LanguageModel):
             body["tools"] = schemas
             body["tool_choice"] = check_tool_choice(tool_choice, schemas)
         out = self._post("chat/completions", body)
-        choice = out["choices"][0]
-        message = choice.get("message") or {}
-        content = ((choice.get("logprobs") or {}).get("content")) or []
-        gen = self._finalise(
-            message.get("content") or "",
-            [item["token"] for item in content],
-            [float(item["logprob"]) for item in content],
-            choice.get("finish_reason"),
-            out,
-            config,
-        )
-        return response_from_openai(message, gen)
+        try:
+            choice = out["choices"][0]
+            message = choice.get("message") or {}
+            content = ((choice.get("logprobs") or {}).get("content")) or []
+            gen = self._finalise(
+                message.get("content") or "",
+                [item["token"] for item in content],
+                [float(item["logprob"]) for item in content],
+                choice.get("finish_reason"),
+                out,
+                config,
+            )
+            return response_from_openai(message, gen)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise RuntimeError(
+                f"{self.base_url}/chat/completions answered a malformed reply ({exc!r}): {str(out)[:300]!r}"
+            ) from None
 
     def loglikelihood(self, contexts: Sequence[Prompt], continuations: Sequence[str]) -> list[LogLikelihood]:
         """Via ``/v1/completions`` with ``echo=True``: the prompt's own token log-probabilities."""

@@ -32,8 +32,10 @@ def _config_from(body: dict[str, Any], default_max: int) -> GenerationConfig:
 
 def _uses_tools(body: dict[str, Any]) -> bool:
     """Whether a chat request offers tools or carries tool turns."""
-    return bool(body.get("tools")) or any(
-        isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in body["messages"]
+    messages = body.get("messages")
+    return bool(body.get("tools")) or (
+        isinstance(messages, list)
+        and any(isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in messages)
     )
 
 
@@ -101,8 +103,6 @@ class OpenAICompatibleServer:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError("'messages' must be a non-empty list")
-        if _uses_tools(body):
-            return self._chat_tools(body)
         config = _config_from(body, 16)
         with self._lock:
             gen = self.model.generate([messages], config)[0]
@@ -127,10 +127,12 @@ class OpenAICompatibleServer:
         ``tool_calls`` (arguments as JSON text). When any call failed to parse, the reply is the raw
         text in ``content`` with no ``tool_calls`` (the client's parser then sees what the model
         wrote and records the failure)."""
+        if body.get("stream") or body.get("n") not in (None, 1):
+            raise ValueError("requests with tools take neither stream=true nor n > 1 on this server")
         config = _config_from(body, 16)
         with self._lock:
             resp = self.model.chat(
-                body["messages"], body.get("tools"), config, tool_choice=body.get("tool_choice") or "auto"
+                body.get("messages"), body.get("tools"), config, tool_choice=body.get("tool_choice") or "auto"
             )
         gen = resp.generation
         message: dict[str, Any] = {"role": "assistant", "content": gen.text}
@@ -248,7 +250,7 @@ class OpenAICompatibleServer:
                         raise ValueError("the request body must be a JSON object")
                     route = self.path.rstrip("/")
                     if route == "/v1/chat/completions":
-                        out = server._chat(body)
+                        out = server._chat_tools(body) if _uses_tools(body) else server._chat(body)
                     elif route == "/v1/completions":
                         out = server._completions(body)
                     else:
