@@ -24,6 +24,7 @@ from iclr26.evaluation import Sample, SampleLog  # noqa: E402
 from iclr26.evaluation.agent import (  # noqa: E402
     AgentTask,
     FunctionTool,
+    MCPStdioServer,
     rescore_agent,
     run_agent,
     tool_calls_made,
@@ -260,6 +261,26 @@ def test_agent_over_http_keeps_the_key_out_of_the_log(tmp_path, monkeypatch):
     assert ep["stop_reason"] == "answer" and ep["turns"][0]["tool_results"][0]["content"] == "3.14159"
     assert key.encode() not in log.read_bytes()
     assert key not in json.dumps(res.to_dict(with_records=True))
+
+
+def test_a_server_that_cannot_start_is_a_clear_error():
+    task = lambda server: _task([server])
+    with pytest.raises(RuntimeError, match="could not start"):
+        run_agent(task(MCPStdioServer("/nonexistent/mcp-server")), ScriptedModel(["x"]), progress=False)
+    dies = MCPStdioServer(
+        sys.executable, ["-c", "import sys; sys.stderr.write('no config file'); sys.exit(2)"]
+    )
+    with pytest.raises(RuntimeError, match="(?s)could not start.*no config file"):
+        run_agent(task(dies), ScriptedModel(["x"]), progress=False)
+    t0 = time.perf_counter()
+    mute = MCPStdioServer(sys.executable, ["-c", "import time; time.sleep(60)"], startup_timeout=1.0)
+    with pytest.raises(RuntimeError, match="could not start"):
+        run_agent(task(mute), ScriptedModel(["x"]), progress=False)
+    assert time.perf_counter() - t0 < 30
+    with pytest.raises(ValueError, match="startup_timeout"):
+        MCPStdioServer("x", startup_timeout=0)
+    with pytest.raises(ValueError, match="args"):
+        MCPStdioServer("x", "a b")
 
 
 def test_bad_input():

@@ -175,3 +175,14 @@ def test_http_tool_calls_against_our_server(monkeypatch):
             client._post("chat/completions", {"model": "m", "messages": ASK, "tools": [ADD], "stream": True})
         with pytest.raises(RuntimeError, match="400.*messages"):
             client._post("chat/completions", {"model": "m", "tools": [ADD]})
+
+
+def test_http_chat_equals_local_chat_for_a_real_model():
+    tiny = tiny_random_model(seed=0)
+    cfg = GenerationConfig(max_new_tokens=8)
+    local = tiny.chat(ASK, [ADD], cfg)
+    with OpenAICompatibleServer(tiny) as srv:
+        remote = OpenAIModel(srv.url, tiny.name, api_key_env=None).chat(ASK, [ADD], cfg)
+    assert remote.generation.text == local.generation.text and remote.text == local.text
+    assert remote.generation.tokens == local.generation.tokens
+    assert [c.to_dict() for c in remote.tool_calls] == [c.to_dict() for c in local.tool_calls]

@@ -194,7 +194,6 @@ class _MCPConnection:
     def __init__(self, server: MCPStdioServer):
         self.server = server
         self.schemas: list[dict[str, Any]] = []
-        self.stderr_tail = ""
         self._stack = ExitStack()
 
     def __enter__(self) -> _MCPConnection:
@@ -202,26 +201,33 @@ class _MCPConnection:
 
         try:
             self._errlog = self._stack.enter_context(tempfile.TemporaryFile("w+", encoding="utf-8"))
-            self._stack.callback(self._read_stderr)
             self._portal = self._stack.enter_context(start_blocking_portal())
             self._session = self._stack.enter_context(
                 self._portal.wrap_async_context_manager(self._connect())
             )
             listed = self._portal.call(self._list_tools)
+            self.schemas = check_tools(
+                [
+                    {
+                        "name": t.name,
+                        "description": t.description or "",
+                        "parameters": t.input_schema or {"type": "object"},
+                    }
+                    for t in listed
+                ],
+                name="the tools it listed",
+            )
+        except Exception as exc:
+            tail = self._stderr_tail()
+            self._close()
+            where = " ".join([self.server.command, *self.server.args])
+            raise RuntimeError(
+                f"MCP server {where!r} could not start or list its tools ({type(exc).__name__}: {exc})"
+                + (f"; its stderr ends with:\n{tail}" if tail else "")
+            ) from exc
         except BaseException:
             self._close()
             raise
-        self.schemas = check_tools(
-            [
-                {
-                    "name": t.name,
-                    "description": t.description or "",
-                    "parameters": t.input_schema or {"type": "object"},
-                }
-                for t in listed
-            ],
-            name=f"tools listed by MCP server {self.server.command!r}",
-        )
         return self
 
     def __exit__(self, *exc) -> None:
@@ -233,12 +239,13 @@ class _MCPConnection:
         except Exception:  # a crashed server can make the transport's shutdown complain; it is closed
             pass
 
-    def _read_stderr(self) -> None:
+    def _stderr_tail(self, n: int = 2000) -> str:
+        """The end of what the server wrote to stderr so far."""
         try:
             self._errlog.seek(0)
-            self.stderr_tail = self._errlog.read()[-2000:]
-        except (OSError, ValueError):
-            pass
+            return self._errlog.read()[-n:].strip()
+        except (AttributeError, OSError, ValueError):
+            return ""
 
     @asynccontextmanager
     async def _connect(self):
