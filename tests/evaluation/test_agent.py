@@ -247,6 +247,15 @@ def test_resume_at_episode_level_and_rescore_offline(tmp_path):
         rescore_agent(task, log, Forbidden())
     with SampleLog(log) as slog:
         assert len(slog) == 5
+    # A parser that raises loses no episode: the row is scored as an error and can be re-scored.
+    broken = _task([add], n=6)
+    broken.parse = lambda episode, s: 1 / 0 if s.id == "q5" else episode["text"]
+    with pytest.warns(RuntimeWarning, match="1 of 6 episodes could not be parsed"):
+        r4 = run_agent(broken, ScriptedModel(reply, name="adder"), log=log, progress=False)
+    assert r4.n_asked == 1 and r4.records[5]["error"].startswith("ZeroDivisionError")
+    assert r4.records[5]["scores"] == {} and r4.records[0]["error"] is None
+    fixed = rescore_agent(_task([add], n=6), log, ScriptedModel(reply, name="adder"))
+    assert fixed.metrics["all"]["correct"] == 1.0 and fixed.metrics["all"]["n"] == 6
 
 
 def test_agent_over_http_keeps_the_key_out_of_the_log(tmp_path, monkeypatch):
@@ -287,7 +296,9 @@ def test_bad_input():
     with pytest.raises(ValueError, match="max_turns"):
         _task([lookup], max_turns=0)
     with pytest.raises(ValueError, match="episode_seconds"):
-        _task([lookup], episode_seconds=-1)
+        _task([lookup], episode_seconds=float("nan"))
+    with pytest.raises(ValueError, match="tool_choice"):
+        _task([lookup], tool_choice="always")
     with pytest.raises(ValueError, match="tools\\[0\\]"):
         run_agent(_task([42]), ScriptedModel(["x"]), progress=False)
     with pytest.raises(ValueError, match="AgentTask"):

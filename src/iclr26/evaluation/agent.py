@@ -19,13 +19,14 @@ import hashlib
 import json
 import os
 import time
+import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..models import ChatResponse, GenerationConfig, LanguageModel
-from ..models._tools import check_messages, check_tool_choice
+from ..models._tools import TOOL_CHOICES, check_messages, check_tool_choice
 from ..validation import check_int
 from ._log import SampleLog
 from ._runner import EvalResult, _progress, _public
@@ -41,6 +42,7 @@ from ._toolbox import (
 )
 
 __all__ = [
+    "STOP_REASONS",
     "TRUNCATION_MARKER",
     "AgentTask",
     "FunctionTool",
@@ -56,6 +58,7 @@ __all__ = [
     "toy_mcp_server",
 ]
 
+#: Why an episode ended (its ``stop_reason``).
 STOP_REASONS = ("answer", "stop_rule", "max_turns", "time_limit")
 
 PARSE_ERROR_FEEDBACK = (
@@ -128,6 +131,8 @@ class AgentTask(Task):
                 raise ValueError(f"AgentTask.{attr} must be a number > 0, got {v!r}")
         if self.stop is not None and not callable(self.stop):
             raise ValueError("AgentTask.stop must be callable or None")
+        if isinstance(self.tool_choice, str) and self.tool_choice not in TOOL_CHOICES:
+            raise ValueError(f"AgentTask.tool_choice must be one of {TOOL_CHOICES} or a function choice")
 
     def toolbox(self, sample: Sample) -> Toolbox:
         """The (not yet started) tools of ``sample``'s episode."""
@@ -248,12 +253,36 @@ def play_episode(
     }
 
 
-def _score(task: AgentTask, sample: Sample, episode: dict[str, Any]) -> tuple[Any, dict[str, float]]:
-    parsed = task.parse(episode, sample)
-    scores = task.score(parsed, sample)
-    if not isinstance(scores, dict) or not all(isinstance(v, int | float) for v in scores.values()):
-        raise ValueError(f"task {task.name!r}: score() must return a dict of numbers, got {scores!r}")
-    return parsed, {k: float(v) for k, v in scores.items()}
+def _score(
+    task: AgentTask, sample: Sample, episode: dict[str, Any]
+) -> tuple[Any, dict[str, float], str | None]:
+    """``(parsed, scores, None)``, or, when parsing or scoring fails, ``(None, error scores, "Type:
+    message")``: an episode is never lost to a parser bug (fix it and :func:`rescore_agent`)."""
+    try:
+        parsed = task.parse(episode, sample)
+        scores = task.score(parsed, sample)
+        if not isinstance(scores, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in scores.values()
+        ):
+            raise ValueError(f"score() must return a dict of numbers, got {scores!r}")
+        json.dumps(parsed)
+        return parsed, {k: float(v) for k, v in scores.items()}, None
+    except Exception as exc:  # a failed parse is a scored row, not a lost episode
+        return None, dict(getattr(task, "error_scores", None) or {}), f"{type(exc).__name__}: {exc}"
+
+
+def _records(task: AgentTask, rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    records = [{**_public(r), "error": r.get("error")} for r in rows]
+    errors = [r for r in records if r["error"]]
+    if errors:
+        warnings.warn(
+            f"task {task.name!r}: {len(errors)} of {len(records)} episodes could not be parsed or scored "
+            f"(first, sample {errors[0]['sample_id']!r}: {errors[0]['error']}); the episodes are logged: "
+            "fix the parser and rescore_agent()",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return records
 
 
 def _prepare(task: Any, seed: int, generation: GenerationConfig | None, limit: int | None):
@@ -305,7 +334,7 @@ def run_agent(
             te = time.perf_counter()
             episode = play_episode(task, model, samples[i], config)
             seconds += time.perf_counter() - te
-            parsed, scores = _score(task, samples[i], episode)
+            parsed, scores, error = _score(task, samples[i], episode)
             rec = {
                 "key": keys[i],
                 "task": task.name,
@@ -320,11 +349,12 @@ def run_agent(
                 "parsed": parsed,
                 "scores": scores,
                 "batch_size": 1,
+                "error": error,
             }
             if slog is not None:
                 slog.append([rec])
             new[keys[i]] = rec
-        records = [_public(done.get(k) or new[k]) for k in keys]
+        records = _records(task, [done.get(k) or new[k] for k in keys])
     finally:
         if own_log and slog is not None:
             slog.close()
@@ -379,11 +409,12 @@ def rescore_agent(
             f"{len(missing)} of {len(samples)} episodes are not in the log for model {ident!r} "
             f"(first: {missing[0]!r}); run run_agent() first"
         )
-    records = []
+    fresh = []
     for s, k in zip(samples, keys):
         row = dict(rows[k])
-        row["parsed"], row["scores"] = _score(task, s, row["output"])
-        records.append(_public(row))
+        row["parsed"], row["scores"], row["error"] = _score(task, s, row["output"])
+        fresh.append(row)
+    records = _records(task, fresh)
     return EvalResult(
         task=task.name,
         model={"name": ident},
