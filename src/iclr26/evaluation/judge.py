@@ -140,6 +140,22 @@ class Judge:
             raise ValueError("generation must be an iclr26.models.GenerationConfig")
         self.max_input_chars = check_int(self.max_input_chars, "max_input_chars", minimum=1)
 
+    @classmethod
+    def from_spec(
+        cls,
+        spec: str,
+        rubric: str,
+        *,
+        api_key_env: str | None = None,
+        device: str | None = None,
+        **kwargs: Any,
+    ) -> Judge:
+        """A judge from a ``--judge`` spec (:func:`parse_judge_spec`; the model from
+        :func:`load_judge_model`); ``kwargs`` go to :class:`Judge` (``kind``, ``criteria``, ...)."""
+        return cls(
+            load_judge_model(spec, api_key_env=api_key_env, device=device), rubric, spec=spec, **kwargs
+        )
+
     @property
     def identity(self) -> str:
         return model_identity(self.model)
