@@ -185,8 +185,19 @@ class Claim:
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> Claim:
         keys = (
-            "statement", "measured", "op", "reference", "paper", "scale", "tolerance", "detail",
-            "interval", "level", "method", "exact", "post_hoc",
+            "statement",
+            "measured",
+            "op",
+            "reference",
+            "paper",
+            "scale",
+            "tolerance",
+            "detail",
+            "interval",
+            "level",
+            "method",
+            "exact",
+            "post_hoc",
         )
         kwargs = {k: d[k] for k in keys if k in d}
         if kwargs.get("interval") is not None:

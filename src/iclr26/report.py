@@ -45,8 +45,14 @@ def _fmt(value: Any) -> str:
 def _claim_rows(result: Result) -> list[list[str]]:
     return [
         [
-            c.statement, c.paper or "—", _fmt(c.measured), c.interval_text, c.criterion,
-            str(c.verdict) + (" (post hoc)" if c.post_hoc else ""), c.scale, c.detail,
+            c.statement,
+            c.paper or "—",
+            _fmt(c.measured),
+            c.interval_text,
+            c.criterion,
+            str(c.verdict) + (" (post hoc)" if c.post_hoc else ""),
+            c.scale,
+            c.detail,
         ]
         for c in result.claims
     ]

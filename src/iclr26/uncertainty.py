@@ -65,13 +65,25 @@ class Estimate:
             kwargs["detail"] = (kwargs.get("detail", "") + "; " + why).lstrip("; ")
             return Claim(statement, float("nan"), op, reference, **kwargs)
         return Claim(
-            statement, self.value, op, reference, interval=self.interval, level=self.level,
-            method=self.method, **kwargs,
+            statement,
+            self.value,
+            op,
+            reference,
+            interval=self.interval,
+            level=self.level,
+            method=self.method,
+            **kwargs,
         )
 
     def to_dict(self) -> dict[str, Any]:
-        return {"value": self.value, "lo": self.lo, "hi": self.hi, "level": self.level,
-                "method": self.method, "n": self.n}
+        return {
+            "value": self.value,
+            "lo": self.lo,
+            "hi": self.hi,
+            "level": self.level,
+            "method": self.method,
+            "n": self.n,
+        }
 
 
 def _check_level(level: float) -> float:
@@ -94,9 +106,7 @@ def _as_units(arrays: Sequence[Any]) -> list[np.ndarray]:
     n = len(out[0]) if out[0].ndim else 0
     for i, a in enumerate(out):
         if a.ndim == 0 or len(a) != n:
-            raise ValueError(
-                f"arrays[{i}] must have one row per unit ({n} units), got shape {a.shape}"
-            )
+            raise ValueError(f"arrays[{i}] must have one row per unit ({n} units), got shape {a.shape}")
     if n < 2:
         raise ValueError(f"bootstrap needs at least 2 units, got {n}")
     return out
@@ -178,8 +188,11 @@ def bootstrap(
             jack.append(float(statistic(*(a[keep] for a in units))))
             keep[i] = True
         jack = np.asarray(jack)
-        lo, hi = _bca(reps, value, jack[np.isfinite(jack)], level) if np.isfinite(jack).sum() > 2 \
+        lo, hi = (
+            _bca(reps, value, jack[np.isfinite(jack)], level)
+            if np.isfinite(jack).sum() > 2
             else _percentile(reps, level)
+        )
     else:
         lo, hi = _percentile(reps, level)
     return Estimate(value, lo, hi, level, desc, n, reps)
@@ -212,9 +225,15 @@ def paired_difference(
     est = bootstrap(diff, a[common], b[common], *(s[common] for s in shared_arr), **kwargs)
     dropped = int((~common).sum())
     if dropped:
-        est = Estimate(est.value, est.lo, est.hi, est.level,
-                       est.method + f", {dropped} units undefined for either side removed from both",
-                       est.n, est.replicates)
+        est = Estimate(
+            est.value,
+            est.lo,
+            est.hi,
+            est.level,
+            est.method + f", {dropped} units undefined for either side removed from both",
+            est.n,
+            est.replicates,
+        )
     return est
 
 
@@ -269,8 +288,10 @@ def hierarchical_bootstrap(
             vals.append(statistic(g[rng.integers(0, len(g), size=len(g))]))
         reps[b] = np.mean(vals)
     ok = np.isfinite(reps)
-    desc = (f"hierarchical bootstrap over {len(groups)} seeds x {sum(map(len, groups))} {unit}, "
-            f"{n_boot} resamples")
+    desc = (
+        f"hierarchical bootstrap over {len(groups)} seeds x {sum(map(len, groups))} {unit}, "
+        f"{n_boot} resamples"
+    )
     reps = reps[ok]
     if len(reps) < n_boot / 2:
         return Estimate(value, math.nan, math.nan, level, desc, len(groups), reps)

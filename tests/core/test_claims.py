@@ -110,5 +110,10 @@ def test_post_hoc_claim_never_counts_as_success():
     assert post.verdict == Verdict.HOLDS and not post.counts_as_success and pre.counts_as_success
     assert "post hoc" in post.criterion
     counts = verdict_counts([post, pre, Claim("u", 0.5, ">", 0.1, interval=(0.0, 0.7))])
-    assert counts == {"holds": 1, "does not hold": 0, "inconclusive": 1, "not measurable here": 0,
-                      "post hoc": 1}
+    assert counts == {
+        "holds": 1,
+        "does not hold": 0,
+        "inconclusive": 1,
+        "not measurable here": 0,
+        "post hoc": 1,
+    }

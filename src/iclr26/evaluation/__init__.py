@@ -5,6 +5,10 @@ A :class:`Task` bundles samples (or a loader), a prompt builder, an answer parse
 aggregate; :func:`evaluate` runs it on any :class:`iclr26.models.LanguageModel`, logging each
 sample's prompt, raw output, parsed answer and scores to a SQLite file (WAL mode) keyed by a hash of
 (task, sample, model, generation config, seed); :func:`rescore` recomputes scores from that log.
+
+Submodules: :mod:`iclr26.evaluation.agent` (tool-using agents over several turns, with plain
+callables or MCP servers as tools) and :mod:`iclr26.evaluation.judge` (model judges, cached and
+logged like samples; agreement between judges).
 """
 
 from ._log import SampleLog

@@ -72,6 +72,7 @@ class EvalResult:
     generation_seconds: float = 0.0
     log_path: str | None = None
     versions: dict[str, str] = field(default_factory=versions)
+    judge: dict[str, Any] | None = None  # which judge scored the records (see iclr26.evaluation.judge)
 
     @property
     def samples_per_second(self) -> float:
@@ -95,6 +96,8 @@ class EvalResult:
             "log_path": self.log_path,
             "versions": self.versions,
         }
+        if self.judge is not None:
+            d["judge"] = self.judge
         if with_records:
             d["records"] = self.records
         return d

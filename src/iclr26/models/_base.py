@@ -162,6 +162,27 @@ class LanguageModel(ABC):
     def loglikelihood(self, contexts: Sequence[Prompt], continuations: Sequence[str]) -> list[LogLikelihood]:
         """Log-probability of each ``continuations[i]`` after ``contexts[i]``."""
 
+    def chat(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        config: GenerationConfig | None = None,
+        *,
+        tool_choice: str | dict[str, Any] = "auto",
+    ):
+        """One chat turn, optionally offering ``tools`` (OpenAI-style JSON schemas).
+
+        Returns a :class:`~iclr26.models.ChatResponse`: the reply's text and the tool calls it makes
+        (name, parsed JSON arguments, call id); calls that fail to parse are kept with their raw text.
+        ``messages`` may hold tool turns (assistant ``tool_calls``, ``role="tool"`` results). This
+        default lists the tools in the system message and parses ``<tool_call>`` blocks from the
+        output (the prompt format of ``iclr26.models._tools``); backends with a native tool protocol
+        override it.
+        """
+        from ._tools import chat_via_prompt
+
+        return chat_via_prompt(self, messages, tools, config, tool_choice)
+
     def info(self) -> dict[str, Any]:
         """Provenance: name, backend and whatever else identifies the weights (never secrets)."""
         return {"name": self.name, "backend": self.backend}

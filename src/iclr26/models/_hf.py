@@ -17,6 +17,14 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
+from ._tools import (
+    RenderedChat,
+    chat_via_prompt,
+    check_messages,
+    check_tool_choice,
+    check_tools,
+    response_from_text,
+)
 
 # Local files only, always: no code path of ours may reach the Hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -108,7 +116,8 @@ class HFModel(LanguageModel):
     def encode(self, prompt: Prompt) -> list[int]:
         text = self.render(prompt)
         # A chat template already holds its special tokens; raw text gets the tokenizer's defaults.
-        return list(self.tokenizer(text, add_special_tokens=isinstance(prompt, str))["input_ids"])
+        raw = isinstance(prompt, str) and not isinstance(prompt, RenderedChat)
+        return list(self.tokenizer(text, add_special_tokens=raw)["input_ids"])
 
     def _left_pad(self, rows: Sequence[Sequence[int]]):
         torch = _torch()
@@ -198,6 +207,47 @@ class HFModel(LanguageModel):
             finish_reason=finish,
             prompt_tokens=n_prompt,
         )
+
+    # ------------------------------------------------------------------ tools
+    @property
+    def native_tools(self) -> bool:
+        """Whether the chat template renders ``tools=`` itself (checked once: a conversation rendered
+        with and without a probe tool must differ)."""
+        if getattr(self, "_native_tools", None) is None:
+            probe = [{"role": "user", "content": "hi"}]
+            tool = {
+                "type": "function",
+                "function": {"name": "probe_tool", "description": "probe", "parameters": {"type": "object"}},
+            }
+            try:
+                plain = self.tokenizer.apply_chat_template(probe, add_generation_prompt=True, tokenize=False)
+                with_tools = self.tokenizer.apply_chat_template(
+                    probe, tools=[tool], add_generation_prompt=True, tokenize=False
+                )
+                self._native_tools = plain != with_tools and "probe_tool" in with_tools
+            except Exception:  # a template that fails on tools= has no tool format
+                self._native_tools = False
+        return self._native_tools
+
+    def chat(self, messages, tools=None, config=None, *, tool_choice="auto"):
+        """One chat turn with tools (see :meth:`LanguageModel.chat`).
+
+        When the tokenizer's chat template renders ``tools=`` (:attr:`native_tools`), the chat and
+        the tools go through the template and calls are parsed from ``<tool_call>`` blocks or a bare
+        JSON object; otherwise the prompt format is used. ``tool_choice`` other than ``"auto"`` or
+        ``"none"`` is only an instruction to a local model (it is written into the prompt format's
+        system message; a native template gets no such line).
+        """
+        msgs = check_messages(messages)
+        schemas = check_tools(tools)
+        choice = check_tool_choice(tool_choice, schemas)
+        if not schemas or choice == "none" or not self.native_tools:
+            return chat_via_prompt(self, msgs, schemas, config, choice)
+        text = self.tokenizer.apply_chat_template(
+            msgs, tools=schemas, add_generation_prompt=True, tokenize=False
+        )
+        gen = self.generate([RenderedChat(text)], config or GenerationConfig())[0]
+        return response_from_text(gen, bare_json=True)
 
     # ------------------------------------------------------------------ scoring
     def _forward_logprobs(self, rows: Sequence[Sequence[int]]):

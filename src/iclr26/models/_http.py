@@ -25,6 +25,7 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
+from ._tools import check_messages, check_tool_choice, check_tools, response_from_openai, to_openai_messages
 
 ROUTES = ("chat", "completions")
 
@@ -169,6 +170,36 @@ class OpenAIModel(LanguageModel):
             return [self._chat_one(p, config) for p in prompts]
         with ThreadPoolExecutor(self.concurrency) as pool:
             return list(pool.map(lambda p: self._chat_one(p, config), prompts))
+
+    def chat(self, messages, tools=None, config=None, *, tool_choice="auto"):
+        """One chat turn with tools through ``/v1/chat/completions`` (see :meth:`LanguageModel.chat`):
+        ``tools`` and ``tool_choice`` are sent as they are, ``tool_calls`` are read back (arguments
+        parsed from JSON text; malformed ones are kept as parse errors)."""
+        config = config or GenerationConfig()
+        msgs = check_messages(messages)
+        schemas = check_tools(tools)
+        body: dict[str, Any] = {**self._body(config), "messages": to_openai_messages(msgs), "logprobs": True}
+        if schemas:
+            body["tools"] = schemas
+            body["tool_choice"] = check_tool_choice(tool_choice, schemas)
+        out = self._post("chat/completions", body)
+        try:
+            choice = out["choices"][0]
+            message = choice.get("message") or {}
+            content = ((choice.get("logprobs") or {}).get("content")) or []
+            gen = self._finalise(
+                message.get("content") or "",
+                [item["token"] for item in content],
+                [float(item["logprob"]) for item in content],
+                choice.get("finish_reason"),
+                out,
+                config,
+            )
+            return response_from_openai(message, gen)
+        except (KeyError, IndexError, TypeError, AttributeError, ValueError) as exc:
+            raise RuntimeError(
+                f"{self.base_url}/chat/completions answered a malformed reply ({exc!r}): {str(out)[:300]!r}"
+            ) from None
 
     def loglikelihood(self, contexts: Sequence[Prompt], continuations: Sequence[str]) -> list[LogLikelihood]:
         """Via ``/v1/completions`` with ``echo=True``: the prompt's own token log-probabilities."""

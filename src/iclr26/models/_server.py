@@ -16,6 +16,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ._base import GenerationConfig, LanguageModel
+from ._tools import to_openai_messages
 
 
 def _config_from(body: dict[str, Any], default_max: int) -> GenerationConfig:
@@ -26,6 +27,15 @@ def _config_from(body: dict[str, Any], default_max: int) -> GenerationConfig:
         top_p=float(body.get("top_p", 1.0) or 1.0),
         stop=(stop,) if isinstance(stop, str) else tuple(stop),
         seed=int(body.get("seed", 0) or 0),
+    )
+
+
+def _uses_tools(body: dict[str, Any]) -> bool:
+    """Whether a chat request offers tools or carries tool turns."""
+    messages = body.get("messages")
+    return bool(body.get("tools")) or (
+        isinstance(messages, list)
+        and any(isinstance(m, dict) and (m.get("role") == "tool" or m.get("tool_calls")) for m in messages)
     )
 
 
@@ -110,6 +120,37 @@ class OpenAICompatibleServer:
             }
         else:
             choice["logprobs"] = None
+        return self._envelope("chat.completion", [choice], gen.prompt_tokens, len(gen.tokens))
+
+    def _chat_tools(self, body: dict[str, Any]) -> dict[str, Any]:
+        """A chat with ``tools`` or tool turns: through ``model.chat``; calls come back as
+        ``tool_calls`` (arguments as JSON text). When any call failed to parse, the reply is the raw
+        text in ``content`` with no ``tool_calls`` (the client's parser then sees what the model
+        wrote and records the failure)."""
+        if body.get("stream") or body.get("n") not in (None, 1):
+            raise ValueError("requests with tools take neither stream=true nor n > 1 on this server")
+        config = _config_from(body, 16)
+        with self._lock:
+            resp = self.model.chat(
+                body.get("messages"), body.get("tools"), config, tool_choice=body.get("tool_choice") or "auto"
+            )
+        gen = resp.generation
+        message: dict[str, Any] = {"role": "assistant", "content": gen.text}
+        if resp.tool_calls and not resp.parse_errors:
+            message["content"] = resp.text or None
+            message["tool_calls"] = to_openai_messages([resp.message()])[0]["tool_calls"]
+        finish = "tool_calls" if "tool_calls" in message else gen.finish_reason
+        choice: dict[str, Any] = {"index": 0, "message": message, "finish_reason": finish}
+        choice["logprobs"] = (
+            {
+                "content": [
+                    {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
+                    for t, lp in zip(gen.tokens, gen.token_logprobs)
+                ]
+            }
+            if body.get("logprobs")
+            else None
+        )
         return self._envelope("chat.completion", [choice], gen.prompt_tokens, len(gen.tokens))
 
     def _completions(self, body: dict[str, Any]) -> dict[str, Any]:
@@ -209,7 +250,7 @@ class OpenAICompatibleServer:
                         raise ValueError("the request body must be a JSON object")
                     route = self.path.rstrip("/")
                     if route == "/v1/chat/completions":
-                        out = server._chat(body)
+                        out = server._chat_tools(body) if _uses_tools(body) else server._chat(body)
                     elif route == "/v1/completions":
                         out = server._completions(body)
                     else:
