@@ -1,0 +1,481 @@
+"""The sandbox: compile once (cached by source hash), run many times, each run confined and limited."""
+
+from __future__ import annotations
+
+import hashlib
+import math
+import os
+import shutil
+import stat
+import tempfile
+import threading
+from collections.abc import Iterable, Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from functools import lru_cache
+
+from ._exec import Execution, classify, execute, rlimit_list
+from ._isolation import (
+    NOBODY,
+    SANDBOX_PATH,
+    Cgroup,
+    Confinement,
+    bubblewrap_prefix,
+    cap_last,
+    find_cgroup,
+    probe_network_isolation,
+)
+from ._languages import Language, expand, get_language
+
+MiB = 1 << 20
+_COMPILE_OUTPUT_LIMIT = 1 * MiB
+
+
+class SandboxUnavailable(RuntimeError):
+    """No network isolation works here and the caller did not allow running without it."""
+
+
+@lru_cache(maxsize=1)
+def _network_mode() -> tuple[str, str]:
+    return probe_network_isolation()
+
+
+@lru_cache(maxsize=1)
+def _cgroup_spec():
+    return find_cgroup()
+
+
+def isolation_report() -> dict[str, str]:
+    """What confinement this machine allows: network isolation, memory mechanism, user."""
+    mode, why = _network_mode()
+    spec = _cgroup_spec()
+    return {
+        "network_isolation": mode,
+        "network_isolation_reason": why,
+        "cgroup": f"v{spec.version} ({spec.memory_parent})" if spec else "none writable",
+        "user": "nobody (uid 65534) after dropping root" if os.getuid() == 0 else f"uid {os.getuid()}"
+        + (" as root of a new user namespace, all capabilities dropped" if mode == "namespace" else ""),
+    }
+
+
+def _positive(name: str, value, *, integer: bool = False):
+    ok_type = (int,) if integer else (int, float)
+    if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value) or value <= 0:
+        kind = "a positive integer" if integer else "a positive finite number"
+        raise ValueError(f"{name} must be {kind}, got {value!r}")
+    return value
+
+
+def _as_bytes(name: str, value) -> bytes:
+    if isinstance(value, str):
+        return value.encode()
+    if isinstance(value, bytes | bytearray | memoryview):
+        return bytes(value)
+    raise ValueError(f"{name} must be str or bytes, got {type(value).__name__}")
+
+
+def _check_files(files) -> dict[str, bytes]:
+    if files is None:
+        return {}
+    if not isinstance(files, Mapping):
+        raise ValueError(f"files must be a mapping of file name to str/bytes, got {type(files).__name__}")
+    out = {}
+    for name, content in files.items():
+        if not isinstance(name, str) or not name or "/" in name or name in (".", "..") or "\0" in name:
+            raise ValueError(f"files: each name must be a plain file name (no '/'), got {name!r}")
+        out[name] = _as_bytes(f"files[{name!r}]", content)
+    return out
+
+
+def _rmtree(path: str) -> None:
+    def fix(func, p, _exc):
+        try:
+            os.chmod(os.path.dirname(p), stat.S_IRWXU)
+            os.chmod(p, stat.S_IRWXU)
+        except OSError:
+            pass
+        func(p)
+
+    if os.path.isdir(path):
+        shutil.rmtree(path, onerror=fix)
+
+
+@dataclass
+class Program:
+    """A program compiled once (or syntax-checked), ready to run on many inputs.
+
+    Attributes
+    ----------
+    language : Language
+    build_dir : str
+        Holds the source and what the compiler made; removed when the sandbox closes.
+    compile : Execution
+        The compile step (status ``ok`` or ``compile_error``).
+    """
+
+    language: Language
+    build_dir: str
+    compile: Execution
+
+    @property
+    def ok(self) -> bool:
+        return self.compile.status == "ok"
+
+
+@dataclass(frozen=True)
+class Job:
+    """One (program, input) pair for :meth:`Sandbox.run_many`."""
+
+    source: str
+    language: str
+    stdin: str | bytes = ""
+    files: Mapping[str, str | bytes] | None = None
+
+
+class Sandbox:
+    """Runs untrusted programs confined, with limits; compiles each distinct program once.
+
+    Parameters
+    ----------
+    time_limit : float
+        Wall-clock seconds per run (the CPU limit is ``ceil(2 * time_limit) + 1`` s, for runtimes with
+        helper threads).
+    memory_limit : int
+        Bytes per run (a cgroup limit where a cgroup is writable, else see :class:`Language.memory`).
+    output_limit : int
+        Bytes of stdout+stderr per run; beyond it the run is killed with status ``output_limit``.
+    processes_limit : int
+        Processes/threads per run (cgroup ``pids.max`` and ``RLIMIT_NPROC``).
+    file_size_limit : int or None
+        ``RLIMIT_FSIZE`` in bytes (default: ``max(output_limit, 16 MiB)``).
+    open_files_limit : int
+        ``RLIMIT_NOFILE``.
+    compile_time_limit : float
+        Wall-clock seconds for a compile step.
+    compile_memory_limit : int
+        Bytes for a compile step.
+    use_cgroup : bool or None
+        None: use a cgroup when one is writable; False: never (rlimits and runtime flags only).
+    allow_network_isolation_fallback : bool
+        When neither namespaces nor bubblewrap work here, run anyway without network isolation (the result
+        says ``network_isolated=False``) instead of raising :class:`SandboxUnavailable`.
+    network_isolation : str
+        ``"auto"`` (namespaces, else bubblewrap), ``"namespace"`` or ``"bubblewrap"``.
+
+    Use as a context manager, or call :meth:`close`, to remove compiled programs.
+    """
+
+    def __init__(
+        self,
+        *,
+        time_limit: float = 2.0,
+        memory_limit: int = 512 * MiB,
+        output_limit: int = 16 * MiB,
+        processes_limit: int = 64,
+        file_size_limit: int | None = None,
+        open_files_limit: int = 64,
+        compile_time_limit: float = 60.0,
+        compile_memory_limit: int = 2048 * MiB,
+        use_cgroup: bool | None = None,
+        allow_network_isolation_fallback: bool = False,
+        network_isolation: str = "auto",
+    ):
+        self.time_limit = _positive("time_limit", time_limit)
+        self.memory_limit = _positive("memory_limit", memory_limit, integer=True)
+        self.output_limit = _positive("output_limit", output_limit, integer=True)
+        self.processes_limit = _positive("processes_limit", processes_limit, integer=True)
+        self.file_size_limit = (
+            max(self.output_limit, 16 * MiB)
+            if file_size_limit is None
+            else _positive("file_size_limit", file_size_limit, integer=True)
+        )
+        self.open_files_limit = _positive("open_files_limit", open_files_limit, integer=True)
+        self.compile_time_limit = _positive("compile_time_limit", compile_time_limit)
+        self.compile_memory_limit = _positive("compile_memory_limit", compile_memory_limit, integer=True)
+        if use_cgroup not in (None, True, False):
+            raise ValueError(f"use_cgroup must be None, True or False, got {use_cgroup!r}")
+        if network_isolation not in ("auto", "namespace", "bubblewrap"):
+            raise ValueError(
+                f"network_isolation must be 'auto', 'namespace' or 'bubblewrap', got {network_isolation!r}"
+            )
+        mode, why = _network_mode()
+        if network_isolation == "bubblewrap" and mode != "bubblewrap":
+            if shutil.which("bwrap", path=SANDBOX_PATH) is None:
+                raise SandboxUnavailable("network_isolation='bubblewrap' but bwrap is not installed")
+            mode = "bubblewrap"
+        elif network_isolation == "namespace" and mode != "namespace":
+            raise SandboxUnavailable(f"network_isolation='namespace' but namespaces do not work here: {why}")
+        if mode == "none" and not allow_network_isolation_fallback:
+            raise SandboxUnavailable(
+                "refusing to run untrusted code without network isolation "
+                f"({why}); pass allow_network_isolation_fallback=True to run it anyway"
+            )
+        self.network_mode = mode
+        spec = _cgroup_spec()
+        if use_cgroup and spec is None:
+            raise SandboxUnavailable("use_cgroup=True but no writable cgroup with memory and pids controllers")
+        self._cgroup = spec if use_cgroup is not False else None
+        self._root = os.getuid() == 0
+        self._cap_last = cap_last()
+        self._tmp = tempfile.mkdtemp(prefix="iclr26-sandbox-")
+        os.chmod(self._tmp, 0o755)
+        self._programs: dict[tuple[str, str], Future] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+
+    # ------------------------------------------------------------------------------------- plumbing
+    def _isolation_text(self) -> str:
+        user = "uid nobody" if self._root else "unprivileged user namespace, no capabilities"
+        if self.network_mode == "namespace":
+            return f"namespaces (new network + mount namespace, read-only file system), {user}"
+        if self.network_mode == "bubblewrap":
+            return f"bubblewrap (--unshare-net, read-only file system), {'uid nobody' if self._root else 'user'}"
+        return f"NO network isolation (fallback allowed by caller), {'uid nobody' if self._root else 'user'}"
+
+    def _confined(
+        self,
+        argv: list[str],
+        *,
+        workdir: str,
+        env: dict[str, str],
+        stdin: bytes,
+        time_limit: float,
+        memory_limit: int,
+        output_limit: int,
+        language: Language,
+        compiling: bool,
+    ) -> Execution:
+        cgroup = None
+        if self._cgroup is not None:
+            cgroup = Cgroup(self._cgroup, memory_limit, self.processes_limit)
+        try:
+            if cgroup is not None:
+                as_limit = data_limit = None
+                mechanism = cgroup.mechanism
+            elif language.memory == "rlimit-as" and not compiling:
+                as_limit, data_limit, mechanism = memory_limit, None, "rlimit-as"
+            else:
+                as_limit = None
+                data_limit = memory_limit + language.data_overhead_mb * MiB
+                mechanism = "runtime-flags+rlimit-data"
+            cpu_limit = math.ceil(2 * time_limit) + 1
+            conf = Confinement(
+                "namespace" if self.network_mode == "namespace" else "none",
+                writable=[workdir],
+                rlimits=rlimit_list(
+                    cpu_seconds=cpu_limit,
+                    memory=as_limit,
+                    data=data_limit,
+                    nproc=self.processes_limit,
+                    fsize=self.file_size_limit,
+                    nofile=self.open_files_limit,
+                ),
+                cgroup_procs=cgroup.procs_files if cgroup else [],
+                drop_to_nobody=self._root,
+                chdir=workdir,
+                cap_last=self._cap_last,
+            )
+            if self.network_mode == "bubblewrap":
+                argv = bubblewrap_prefix([workdir], workdir) + argv
+            raw = execute(
+                argv,
+                cwd=workdir,
+                env=env,
+                stdin=stdin,
+                wall_limit=time_limit,
+                output_limit=output_limit,
+                confinement=conf,
+                cgroup=cgroup,
+            )
+            status, detail = classify(raw, cpu_limit=cpu_limit, oom_killed=cgroup.oom_killed() if cgroup else False)
+            peak = cgroup.peak_memory() if cgroup else None
+        finally:
+            if cgroup is not None:
+                cgroup.kill_all()
+                cgroup.remove()
+        return Execution(
+            status=status,
+            exit_code=raw.exit_code,
+            signal=raw.signal,
+            stdout=raw.stdout.decode(errors="replace"),
+            stderr=raw.stderr.decode(errors="replace"),
+            wall_time=raw.wall_time,
+            cpu_time=raw.cpu_time,
+            peak_memory=peak if peak is not None else raw.maxrss,
+            isolation=self._isolation_text(),
+            memory_mechanism=mechanism,
+            network_isolated=self.network_mode != "none",
+            detail=detail,
+        )
+
+    def _env(self, language: Language, workdir: str, build: str, extra, mem_mb: int) -> dict[str, str]:
+        env = {"PATH": SANDBOX_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
+        values = {"build": build, "mem_mb": mem_mb, "compile_mem_mb": max(1, self.compile_memory_limit // MiB)}
+        env.update({k: v.format(**values) for k, v in extra.items()})
+        return env
+
+    def _give_to_sandbox_user(self, path: str) -> None:
+        if self._root:
+            os.chown(path, NOBODY, NOBODY)
+
+    # ------------------------------------------------------------------------------------- public
+    def compile(self, source: str | bytes, language: str) -> Program:
+        """Compile (or syntax-check) ``source`` once; the same source and language return the same Program.
+
+        Raises
+        ------
+        ValueError
+            If ``source`` is not str/bytes or ``language`` is unknown.
+        """
+        if self._closed:
+            raise ValueError("this Sandbox is closed")
+        lang = get_language(language)
+        src = _as_bytes("source", source)
+        key = (lang.name, hashlib.sha256(src).hexdigest())
+        with self._lock:
+            fut = self._programs.get(key)
+            owner = fut is None
+            if owner:
+                fut = self._programs[key] = Future()
+        if not owner:
+            return fut.result()
+        try:
+            program = self._build(lang, src)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            with self._lock:
+                self._programs.pop(key, None)
+            raise
+        fut.set_result(program)
+        return program
+
+    def _build(self, lang: Language, src: bytes) -> Program:
+        build = tempfile.mkdtemp(prefix=f"{lang.name}-", dir=self._tmp)
+        os.chmod(build, 0o755)
+        with open(os.path.join(build, lang.source_file), "wb") as f:
+            f.write(src)
+        os.chmod(os.path.join(build, lang.source_file), 0o644)
+        if lang.compile is None:
+            return Program(lang, build, Execution(status="ok", detail="nothing to compile"))
+        if shutil.which(lang.executable, path=SANDBOX_PATH) is None:
+            raise FileNotFoundError(
+                f"{lang.name}: {lang.executable!r} is not installed (Debian package: {lang.debian})"
+            )
+        self._give_to_sandbox_user(build)
+        mem_mb = max(1, self.compile_memory_limit // MiB)
+        values = {"build": build, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
+        result = self._confined(
+            expand(lang.compile, **values),
+            workdir=build,
+            env=self._env(lang, build, build, lang.compile_env, mem_mb),
+            stdin=b"",
+            time_limit=self.compile_time_limit,
+            memory_limit=self.compile_memory_limit,
+            output_limit=_COMPILE_OUTPUT_LIMIT,
+            language=lang,
+            compiling=True,
+        )
+        if lang.compile_artifact is not None:
+            made = os.path.exists(os.path.join(build, lang.compile_artifact))
+            if made and result.status == "runtime_error":
+                result.status, result.detail = "ok", f"{lang.compile_artifact} produced (diagnostics in stderr)"
+        if result.status != "ok":
+            result.detail = f"compile step: {result.status}: {result.detail}"
+            result.status = "compile_error"
+        if self.network_mode == "none" and self._root:  # nothing else keeps a run from altering the build
+            for root, dirs, files in os.walk(build):
+                for name in dirs + files:
+                    os.lchown(os.path.join(root, name), 0, 0)
+            os.chown(build, 0, 0)
+        return Program(lang, build, result)
+
+    def run(
+        self,
+        program: Program | str | bytes,
+        language: str | None = None,
+        stdin: str | bytes = "",
+        *,
+        files: Mapping[str, str | bytes] | None = None,
+    ) -> Execution:
+        """Run a program (a :class:`Program`, or source plus ``language``) on ``stdin``.
+
+        The run gets a fresh working directory holding ``files``, removed afterwards.
+
+        Raises
+        ------
+        ValueError
+            On bad arguments (unknown language, stdin or files of the wrong type, bad file names).
+        FileNotFoundError
+            If the language's toolchain is not installed.
+        """
+        if not isinstance(program, Program):
+            if language is None:
+                raise ValueError("language is required when program is source code")
+            program = self.compile(program, language)
+        data = _as_bytes("stdin", stdin)
+        extra_files = _check_files(files)
+        if not program.ok:
+            c = program.compile
+            return Execution(
+                status="compile_error", stdout=c.stdout, stderr=c.stderr, wall_time=0.0,
+                isolation=c.isolation, memory_mechanism=c.memory_mechanism,
+                network_isolated=c.network_isolated, compile=c, detail=c.detail,
+            )
+        lang = program.language
+        if shutil.which(lang.run[0].format(build=program.build_dir), path=SANDBOX_PATH) is None:
+            raise FileNotFoundError(f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})")
+        workdir = tempfile.mkdtemp(prefix="run-", dir=self._tmp)
+        try:
+            for name, content in extra_files.items():
+                with open(os.path.join(workdir, name), "wb") as f:
+                    f.write(content)
+                self._give_to_sandbox_user(os.path.join(workdir, name))
+            self._give_to_sandbox_user(workdir)
+            mem_mb = max(1, self.memory_limit // MiB)
+            values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
+            result = self._confined(
+                expand(lang.run, **values),
+                workdir=workdir,
+                env=self._env(lang, workdir, program.build_dir, lang.env, mem_mb),
+                stdin=data,
+                time_limit=self.time_limit,
+                memory_limit=self.memory_limit,
+                output_limit=self.output_limit,
+                language=lang,
+                compiling=False,
+            )
+        finally:
+            _rmtree(workdir)
+        result.compile = program.compile
+        return result
+
+    def run_many(self, jobs: Iterable[Job | tuple], *, workers: int | None = None) -> list[Execution]:
+        """Run many (program, input) pairs on a pool of ``workers`` threads; results in input order.
+
+        Each distinct (source, language) is compiled once and its binary reused for all its inputs.
+        ``jobs`` holds :class:`Job` objects or ``(source, language[, stdin])`` tuples.
+        """
+        items = []
+        for i, job in enumerate(jobs):
+            if isinstance(job, tuple):
+                if not 2 <= len(job) <= 3:
+                    raise ValueError(f"jobs[{i}] must be a Job or (source, language[, stdin]), got {job!r:.80}")
+                job = Job(*job)
+            if not isinstance(job, Job):
+                raise ValueError(f"jobs[{i}] must be a Job or a tuple, got {type(job).__name__}")
+            items.append(job)
+        workers = os.cpu_count() or 1 if workers is None else _positive("workers", workers, integer=True)
+        with ThreadPoolExecutor(max_workers=workers) as pool:
+            futures = [pool.submit(self.run, j.source, j.language, j.stdin, files=j.files) for j in items]
+            return [f.result() for f in futures]
+
+    def close(self) -> None:
+        """Remove every compiled program and working directory."""
+        self._closed = True
+        _rmtree(self._tmp)
+
+    def __enter__(self) -> Sandbox:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
