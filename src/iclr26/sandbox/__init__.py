@@ -16,7 +16,7 @@ from collections.abc import Iterable, Mapping
 from ._compare import outputs_match
 from ._exec import STATUSES, Execution
 from ._languages import LANGUAGES, Language, get_language
-from ._sandbox import MiB, Job, Program, Sandbox, SandboxUnavailable, isolation_report
+from ._sandbox import Job, MiB, Program, Sandbox, SandboxUnavailable, isolation_report
 from ._toolchains import Toolchain, toolchains
 
 __all__ = [
@@ -80,7 +80,9 @@ def run(
     >>> run("print(int(input()) * 2)", "python", "21\\n").stdout
     '42\\n'
     """
-    with Sandbox(time_limit=time_limit, memory_limit=memory_limit, output_limit=output_limit, **options) as sb:
+    with Sandbox(
+        time_limit=time_limit, memory_limit=memory_limit, output_limit=output_limit, **options
+    ) as sb:
         return sb.run(source, language, stdin, files=files)
 
 
@@ -98,5 +100,7 @@ def run_batch(
     ``jobs`` holds :class:`Job` objects or ``(source, language[, stdin])`` tuples; results come back in
     the same order. ``workers`` defaults to the number of CPUs. Other arguments as :func:`run`.
     """
-    with Sandbox(time_limit=time_limit, memory_limit=memory_limit, output_limit=output_limit, **options) as sb:
+    with Sandbox(
+        time_limit=time_limit, memory_limit=memory_limit, output_limit=output_limit, **options
+    ) as sb:
         return sb.run_many(jobs, workers=workers)

@@ -1,4 +1,4 @@
-"""Run one confined process: feed stdin, read stdout/stderr incrementally with a cap, enforce the wall clock."""
+"""Run one confined process: feed stdin, read stdout/stderr incrementally (capped), enforce the wall clock."""
 
 from __future__ import annotations
 
@@ -154,7 +154,7 @@ def execute(
                 # descendants that escaped the kill still hold its pipes.
                 timed_out = not exited
                 break
-            for fd, ev in poller.poll(max(1, int((deadline - now) * 1000))):
+            for fd, _ in poller.poll(max(1, int((deadline - now) * 1000))):
                 if fd == pidfd:
                     poller.unregister(pidfd)
                     exited = True

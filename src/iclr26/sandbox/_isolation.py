@@ -166,6 +166,10 @@ class Cgroup:
 
     def kill_all(self) -> None:
         """SIGKILL every process in the cgroup, until it is empty (a fork bomb is bounded by pids.max)."""
+        try:  # no new process from now on: fork fails, so the loop below cannot be outrun
+            _write(str((self.memory if self.spec.version == 2 else self.pids) / "pids.max"), "0")
+        except OSError:
+            pass
         if self.spec.version == 2 and (self.memory / "cgroup.kill").exists():
             try:
                 _write(str(self.memory / "cgroup.kill"), "1")
@@ -307,20 +311,26 @@ def probe_network_isolation() -> tuple[str, str]:
         conf = Confinement("namespace", writable=[tmp], drop_to_nobody=os.getuid() == 0, cap_last=cap_last())
         try:
             r = subprocess.run(
-                ["/bin/sh", "-c", "exit 0"], preexec_fn=conf.preexec, cwd="/", env={}, capture_output=True,
+                ["/bin/sh", "-c", "exit 0"],
+                preexec_fn=conf.preexec,
+                cwd="/",
+                env={},
+                capture_output=True,
                 timeout=20,
             )
             if r.returncode == 0:
                 return "namespace", "unshare(CLONE_NEWNET|CLONE_NEWNS" + (
-                    ")" if os.getuid() == 0 else "|CLONE_NEWUSER)") + " permitted"
+                    ")" if os.getuid() == 0 else "|CLONE_NEWUSER)"
+                ) + " permitted"
             why = f"namespace probe exited with {r.returncode}"
         except (subprocess.SubprocessError, OSError) as exc:
             why = f"namespaces not permitted ({exc})"
         bwrap = shutil.which("bwrap", path=SANDBOX_PATH)
         if bwrap:
             try:
-                r = subprocess.run(bubblewrap_prefix([tmp], tmp) + ["/bin/true"], env={}, capture_output=True,
-                                   timeout=20)
+                r = subprocess.run(
+                    bubblewrap_prefix([tmp], tmp) + ["/bin/true"], env={}, capture_output=True, timeout=20
+                )
                 if r.returncode == 0:
                     return "bubblewrap", f"{why}; bubblewrap works"
                 why += f"; bubblewrap failed: {r.stderr.decode(errors='replace').strip()[:200]}"

@@ -53,7 +53,9 @@ def isolation_report() -> dict[str, str]:
         "network_isolation": mode,
         "network_isolation_reason": why,
         "cgroup": f"v{spec.version} ({spec.memory_parent})" if spec else "none writable",
-        "user": "nobody (uid 65534) after dropping root" if os.getuid() == 0 else f"uid {os.getuid()}"
+        "user": "nobody (uid 65534) after dropping root"
+        if os.getuid() == 0
+        else f"uid {os.getuid()}"
         + (" as root of a new user namespace, all capabilities dropped" if mode == "namespace" else ""),
     }
 
@@ -213,7 +215,9 @@ class Sandbox:
         self.network_mode = mode
         spec = _cgroup_spec()
         if use_cgroup and spec is None:
-            raise SandboxUnavailable("use_cgroup=True but no writable cgroup with memory and pids controllers")
+            raise SandboxUnavailable(
+                "use_cgroup=True but no writable cgroup with memory and pids controllers"
+            )
         self._cgroup = spec if use_cgroup is not False else None
         self._root = os.getuid() == 0
         self._cap_last = cap_last()
@@ -229,7 +233,9 @@ class Sandbox:
         if self.network_mode == "namespace":
             return f"namespaces (new network + mount namespace, read-only file system), {user}"
         if self.network_mode == "bubblewrap":
-            return f"bubblewrap (--unshare-net, read-only file system), {'uid nobody' if self._root else 'user'}"
+            return (
+                f"bubblewrap (--unshare-net, read-only file system), {'uid nobody' if self._root else 'user'}"
+            )
         return f"NO network isolation (fallback allowed by caller), {'uid nobody' if self._root else 'user'}"
 
     def _confined(
@@ -287,7 +293,9 @@ class Sandbox:
                 confinement=conf,
                 cgroup=cgroup,
             )
-            status, detail = classify(raw, cpu_limit=cpu_limit, oom_killed=cgroup.oom_killed() if cgroup else False)
+            status, detail = classify(
+                raw, cpu_limit=cpu_limit, oom_killed=cgroup.oom_killed() if cgroup else False
+            )
             peak = cgroup.peak_memory() if cgroup else None
         finally:
             if cgroup is not None:
@@ -309,8 +317,18 @@ class Sandbox:
         )
 
     def _env(self, language: Language, workdir: str, build: str, extra, mem_mb: int) -> dict[str, str]:
-        env = {"PATH": SANDBOX_PATH, "HOME": workdir, "TMPDIR": workdir, "LANG": "C.UTF-8", "LC_ALL": "C.UTF-8"}
-        values = {"build": build, "mem_mb": mem_mb, "compile_mem_mb": max(1, self.compile_memory_limit // MiB)}
+        env = {
+            "PATH": SANDBOX_PATH,
+            "HOME": workdir,
+            "TMPDIR": workdir,
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+        }
+        values = {
+            "build": build,
+            "mem_mb": mem_mb,
+            "compile_mem_mb": max(1, self.compile_memory_limit // MiB),
+        }
         env.update({k: v.format(**values) for k, v in extra.items()})
         return env
 
@@ -378,7 +396,10 @@ class Sandbox:
         if lang.compile_artifact is not None:
             made = os.path.exists(os.path.join(build, lang.compile_artifact))
             if made and result.status == "runtime_error":
-                result.status, result.detail = "ok", f"{lang.compile_artifact} produced (diagnostics in stderr)"
+                result.status, result.detail = (
+                    "ok",
+                    f"{lang.compile_artifact} produced (diagnostics in stderr)",
+                )
         if result.status != "ok":
             result.detail = f"compile step: {result.status}: {result.detail}"
             result.status = "compile_error"
@@ -396,10 +417,14 @@ class Sandbox:
         stdin: str | bytes = "",
         *,
         files: Mapping[str, str | bytes] | None = None,
+        time_limit: float | None = None,
+        memory_limit: int | None = None,
+        output_limit: int | None = None,
     ) -> Execution:
         """Run a program (a :class:`Program`, or source plus ``language``) on ``stdin``.
 
-        The run gets a fresh working directory holding ``files``, removed afterwards.
+        The run gets a fresh working directory holding ``files``, removed afterwards. ``time_limit``,
+        ``memory_limit`` and ``output_limit`` override the sandbox's limits for this run.
 
         Raises
         ------
@@ -414,16 +439,35 @@ class Sandbox:
             program = self.compile(program, language)
         data = _as_bytes("stdin", stdin)
         extra_files = _check_files(files)
+        time_limit = self.time_limit if time_limit is None else _positive("time_limit", time_limit)
+        memory_limit = (
+            self.memory_limit
+            if memory_limit is None
+            else _positive("memory_limit", memory_limit, integer=True)
+        )
+        output_limit = (
+            self.output_limit
+            if output_limit is None
+            else _positive("output_limit", output_limit, integer=True)
+        )
         if not program.ok:
             c = program.compile
             return Execution(
-                status="compile_error", stdout=c.stdout, stderr=c.stderr, wall_time=0.0,
-                isolation=c.isolation, memory_mechanism=c.memory_mechanism,
-                network_isolated=c.network_isolated, compile=c, detail=c.detail,
+                status="compile_error",
+                stdout=c.stdout,
+                stderr=c.stderr,
+                wall_time=0.0,
+                isolation=c.isolation,
+                memory_mechanism=c.memory_mechanism,
+                network_isolated=c.network_isolated,
+                compile=c,
+                detail=c.detail,
             )
         lang = program.language
         if shutil.which(lang.run[0].format(build=program.build_dir), path=SANDBOX_PATH) is None:
-            raise FileNotFoundError(f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})")
+            raise FileNotFoundError(
+                f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})"
+            )
         workdir = tempfile.mkdtemp(prefix="run-", dir=self._tmp)
         try:
             for name, content in extra_files.items():
@@ -431,16 +475,16 @@ class Sandbox:
                     f.write(content)
                 self._give_to_sandbox_user(os.path.join(workdir, name))
             self._give_to_sandbox_user(workdir)
-            mem_mb = max(1, self.memory_limit // MiB)
+            mem_mb = max(1, memory_limit // MiB)
             values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
             result = self._confined(
                 expand(lang.run, **values),
                 workdir=workdir,
                 env=self._env(lang, workdir, program.build_dir, lang.env, mem_mb),
                 stdin=data,
-                time_limit=self.time_limit,
-                memory_limit=self.memory_limit,
-                output_limit=self.output_limit,
+                time_limit=time_limit,
+                memory_limit=memory_limit,
+                output_limit=output_limit,
                 language=lang,
                 compiling=False,
             )
@@ -459,7 +503,9 @@ class Sandbox:
         for i, job in enumerate(jobs):
             if isinstance(job, tuple):
                 if not 2 <= len(job) <= 3:
-                    raise ValueError(f"jobs[{i}] must be a Job or (source, language[, stdin]), got {job!r:.80}")
+                    raise ValueError(
+                        f"jobs[{i}] must be a Job or (source, language[, stdin]), got {job!r:.80}"
+                    )
                 job = Job(*job)
             if not isinstance(job, Job):
                 raise ValueError(f"jobs[{i}] must be a Job or a tuple, got {type(job).__name__}")

@@ -7,10 +7,10 @@ import shutil
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cache
 
 from ._isolation import SANDBOX_PATH
-from ._languages import LANGUAGES, Language
+from ._languages import LANGUAGES, Language, get_language
 
 
 @dataclass(frozen=True)
@@ -42,13 +42,22 @@ def _programs(lang: Language) -> list[str]:
     return list(dict.fromkeys(p for p in progs if "{" not in p))
 
 
+@cache
+def _probe_name(name: str) -> Toolchain:
+    return _probe(LANGUAGES[name])
+
+
 def _probe(lang: Language) -> Toolchain:
     missing = tuple(p for p in _programs(lang) if shutil.which(p, path=SANDBOX_PATH) is None)
     if missing:
         return Toolchain(lang.name, False, "", missing, lang.debian)
     try:
         r = subprocess.run(
-            list(lang.version), capture_output=True, text=True, timeout=60, env={"PATH": SANDBOX_PATH, "HOME": "/tmp"}
+            list(lang.version),
+            capture_output=True,
+            text=True,
+            timeout=60,
+            env={"PATH": SANDBOX_PATH, "HOME": "/tmp"},
         )
         lines = [
             ln.strip()
@@ -61,18 +70,9 @@ def _probe(lang: Language) -> Toolchain:
     return Toolchain(lang.name, True, version, (), lang.debian)
 
 
-@lru_cache(maxsize=1)
-def _all() -> tuple[Toolchain, ...]:
-    with ThreadPoolExecutor(max_workers=4) as pool:
-        return tuple(pool.map(_probe, LANGUAGES.values()))
-
-
 def toolchains(language: str | None = None) -> list[Toolchain] | Toolchain:
-    """The toolchain of every language (a list), or of one ``language`` (probed once per process)."""
-    found = _all()
-    if language is None:
-        return list(found)
-    from ._languages import get_language
-
-    name = get_language(language).name
-    return next(t for t in found if t.language == name)
+    """The toolchain of every language (a list), or of one ``language``; each is probed once per process."""
+    if language is not None:
+        return _probe_name(get_language(language).name)
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        return list(pool.map(_probe_name, LANGUAGES))

@@ -9,12 +9,18 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-app = typer.Typer(no_args_is_help=True, add_completion=False, rich_markup_mode=None,
-                  help="The sandbox that runs model-written code.")
+app = typer.Typer(
+    no_args_is_help=True,
+    add_completion=False,
+    rich_markup_mode=None,
+    help="The sandbox that runs model-written code.",
+)
 
 
 @app.command("doctor")
-def doctor(as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False) -> None:
+def doctor(
+    as_json: Annotated[bool, typer.Option("--json", help="Print JSON instead of tables.")] = False,
+) -> None:
     """List the toolchains present (with versions), the missing ones (with their Debian package), and the
     isolation this machine allows."""
     from . import isolation_report, toolchains
