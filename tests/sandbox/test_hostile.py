@@ -3,9 +3,12 @@
 import os
 import socket
 import subprocess
+import time
 import uuid
 
 import pytest
+
+from iclr26.sandbox._isolation import SANDBOX_UID_BASE
 
 LANGS = ["python", "c"]
 # seconds of wall clock allowed beyond the limit (start-up, kill, reap on a loaded machine)
@@ -37,10 +40,17 @@ PROGRAMS = {
 }
 
 
-def _live_nobody_processes() -> list[str]:
-    """Processes of uid 65534 that are not zombies (init reaps the killed bomb's orphans in its own time)."""
-    r = subprocess.run(["ps", "-u", "65534", "-o", "stat=,pid=,cmd="], capture_output=True, text=True)
-    return [ln for ln in r.stdout.splitlines() if ln.strip() and not ln.strip().startswith("Z")]
+def _live_sandbox_processes(wait: float = 3.0) -> list[str]:
+    """Processes of the sandbox's uids (root: one fresh uid per run, from SANDBOX_UID_BASE) that are not
+    zombies (init reaps the killed bomb's orphans in its own time)."""
+    deadline = time.monotonic() + wait  # killed processes may take a moment to finish exiting
+    while True:
+        r = subprocess.run(["ps", "-e", "-o", "uid=,stat=,pid=,cmd="], capture_output=True, text=True)
+        rows = [ln.split(None, 3) for ln in r.stdout.splitlines() if ln.strip()]
+        live = [" ".join(x) for x in rows if int(x[0]) >= SANDBOX_UID_BASE and not x[1].startswith("Z")]
+        if not live or time.monotonic() > deadline:
+            return live
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -58,7 +68,21 @@ def test_fork_bomb_is_bounded_and_cleaned_up(sandbox, need, lang):
     assert r.status == "timeout", r
     assert r.wall_time <= LIMITS["time_limit"] + SLACK
     if os.getuid() == 0:  # every process the bomb made is gone
-        assert _live_nobody_processes() == []
+        assert _live_sandbox_processes() == []
+
+
+@pytest.mark.parametrize("lang", LANGS)
+def test_fork_bomb_without_a_cgroup_is_bounded_by_rlimit_nproc(need, lang):
+    need(lang)
+    from iclr26.sandbox import Sandbox
+
+    with Sandbox(**{**LIMITS, "processes_limit": 16}, use_cgroup=False) as sb:
+        r = sb.run(PROGRAMS["fork"][lang], lang)
+    assert r.memory_mechanism in ("rlimit-as", "runtime-flags+rlimit-data")
+    assert r.status == "timeout", r
+    assert r.wall_time <= LIMITS["time_limit"] + SLACK
+    if os.getuid() == 0:
+        assert _live_sandbox_processes() == []
 
 
 @pytest.mark.parametrize("lang", LANGS)

@@ -10,7 +10,7 @@ import subprocess
 import time
 from dataclasses import dataclass, field
 
-from ._isolation import Cgroup, Confinement
+from ._isolation import Cgroup, Confinement, kill_uid
 
 STATUSES = ("ok", "compile_error", "runtime_error", "timeout", "memory", "output_limit", "killed")
 
@@ -96,11 +96,16 @@ class _Raw:
     output_exceeded: bool
 
 
-def _kill_group(pid: int) -> None:
+def _kill_all(pid: int, cgroup: Cgroup | None, uid: int | None) -> None:
+    """Kill the run's process group, then everything in its cgroup, or else everything of its own uid."""
     try:
         os.killpg(pid, signal.SIGKILL)
     except (ProcessLookupError, PermissionError):
         pass
+    if cgroup is not None:
+        cgroup.kill_all()
+    elif uid is not None:
+        kill_uid(uid)
 
 
 def execute(
@@ -159,9 +164,7 @@ def execute(
                     poller.unregister(pidfd)
                     exited = True
                     # The main process is gone: nothing it left behind may keep running.
-                    _kill_group(pid)
-                    if cgroup is not None:
-                        cgroup.kill_all()
+                    _kill_all(pid, cgroup, confinement.run_as)
                     deadline = min(deadline, time.monotonic() + 0.5)
                     continue
                 if fd == stdin_fd:
@@ -189,9 +192,7 @@ def execute(
             if output_exceeded:
                 break
     finally:
-        _kill_group(pid)
-        if cgroup is not None:
-            cgroup.kill_all()
+        _kill_all(pid, cgroup, confinement.run_as)
         os.close(pidfd)
         _, wstatus, usage = os.wait4(pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(wstatus)
@@ -244,16 +245,18 @@ def classify(raw: _Raw, *, cpu_limit: float, oom_killed: bool) -> tuple[str, str
 
 
 def rlimit_list(
-    *, cpu_seconds: int, memory: int | None, data: int | None, nproc: int, fsize: int, nofile: int
+    *, cpu_seconds: int, memory: int | None, data: int | None, nproc: int | None, fsize: int, nofile: int
 ) -> list[tuple[int, int]]:
-    """The rlimits of one execution (memory via RLIMIT_AS and/or RLIMIT_DATA when given)."""
+    """The rlimits of one execution (memory via RLIMIT_AS and/or RLIMIT_DATA, processes via
+    RLIMIT_NPROC, each when given)."""
     limits = [
         (resource.RLIMIT_CPU, cpu_seconds),
-        (resource.RLIMIT_NPROC, nproc),
         (resource.RLIMIT_FSIZE, fsize),
         (resource.RLIMIT_NOFILE, nofile),
         (resource.RLIMIT_CORE, 0),
     ]
+    if nproc is not None:
+        limits.append((resource.RLIMIT_NPROC, nproc))
     if memory is not None:
         limits.append((resource.RLIMIT_AS, memory))
     if data is not None:

@@ -38,6 +38,31 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_CAPBSET_DROP = 24
 PR_SET_PDEATHSIG = 1
 NOBODY = 65534
+#: As root, each run gets its own uid/gid from this range (as judges such as isolate do): RLIMIT_NPROC then
+#: counts that run's processes only, and no run can signal or ptrace another's.
+SANDBOX_UID_BASE = 2_000_000_000
+SANDBOX_UID_COUNT = 1 << 24
+
+
+def kill_uid(uid: int) -> None:
+    """SIGKILL every process of ``uid`` (a run's own uid), from a short-lived child running as that uid.
+
+    This reaches processes that left the process group (``setsid``) when no cgroup lists them.
+    """
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child
+        try:
+            os.setresuid(uid, uid, uid)
+            os.kill(-1, signal.SIGKILL)
+        finally:
+            os._exit(0)
+    os.waitpid(pid, 0)
+
+
+def fresh_uid() -> int:
+    """A uid for one run (root only), drawn at random from the sandbox's range."""
+    return SANDBOX_UID_BASE + int.from_bytes(os.urandom(4), "little") % SANDBOX_UID_COUNT
+
 
 #: The executable search path inside the sandbox (the caller's PATH is never inherited).
 SANDBOX_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
@@ -235,8 +260,8 @@ class Confinement:
         one second above the soft one so that ``SIGXCPU`` comes first).
     cgroup_procs : list of str
         ``cgroup.procs`` files the child writes its pid to, before anything else.
-    drop_to_nobody : bool
-        Switch to uid/gid 65534 after the mounts (when started as root).
+    run_as : int or None
+        Switch to this uid (and the same gid, no supplementary groups) after the mounts (when root).
     chdir : str or None
         Working directory, entered again after the mounts (the one entered before them would still refer
         to the read-only mount underneath the writable bind mount).
@@ -246,7 +271,7 @@ class Confinement:
     writable: list[str] = field(default_factory=list)
     rlimits: list[tuple[int, int]] = field(default_factory=list)
     cgroup_procs: list[str] = field(default_factory=list)
-    drop_to_nobody: bool = False
+    run_as: int | None = None
     chdir: str | None = None
     uid: int = field(default_factory=os.getuid)
     gid: int = field(default_factory=os.getgid)
@@ -280,10 +305,11 @@ class Confinement:
         for res, limit in self.rlimits:
             hard = limit + 1 if res == resource.RLIMIT_CPU else limit
             resource.setrlimit(res, (limit, hard))
-        if self.drop_to_nobody:
+        os.umask(0o022)
+        if self.run_as is not None:
             os.setgroups([])
-            os.setresgid(NOBODY, NOBODY, NOBODY)
-            os.setresuid(NOBODY, NOBODY, NOBODY)
+            os.setresgid(self.run_as, self.run_as, self.run_as)
+            os.setresuid(self.run_as, self.run_as, self.run_as)
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
 
 
@@ -308,7 +334,9 @@ def probe_network_isolation() -> tuple[str, str]:
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="iclr26-probe-") as tmp:
-        conf = Confinement("namespace", writable=[tmp], drop_to_nobody=os.getuid() == 0, cap_last=cap_last())
+        conf = Confinement(
+            "namespace", writable=[tmp], run_as=NOBODY if os.getuid() == 0 else None, cap_last=cap_last()
+        )
         try:
             r = subprocess.run(
                 ["/bin/sh", "-c", "exit 0"],

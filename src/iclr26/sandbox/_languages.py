@@ -68,8 +68,10 @@ def _env(**kw: str) -> MappingProxyType:
     return MappingProxyType(kw)
 
 
-_JVM_RUN_FLAGS = ("-Xmx{mem_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:-UsePerfData")
-_JVM_COMPILE_OPTS = "-Xmx{compile_mem_mb}m -XX:+UseSerialGC -XX:-UsePerfData -Xshare:auto"
+_JVM_RUN_FLAGS = ("-Djava.io.tmpdir=.", "-Xmx{mem_mb}m", "-Xss64m", "-XX:+UseSerialGC", "-XX:-UsePerfData")
+_JVM_COMPILE_OPTS = (
+    "-Djava.io.tmpdir={build} -Xmx{compile_mem_mb}m -XX:+UseSerialGC -XX:-UsePerfData -XX:TieredStopAtLevel=1"
+)
 
 LANGUAGES: MappingProxyType = MappingProxyType(
     {
@@ -112,6 +114,7 @@ LANGUAGES: MappingProxyType = MappingProxyType(
                     "-J-Xmx{compile_mem_mb}m",
                     "-J-XX:+UseSerialGC",
                     "-J-XX:-UsePerfData",
+                    "-J-XX:TieredStopAtLevel=1",
                     "-encoding",
                     "UTF-8",
                     "Main.java",

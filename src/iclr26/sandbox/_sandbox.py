@@ -16,13 +16,13 @@ from functools import lru_cache
 
 from ._exec import Execution, classify, execute, rlimit_list
 from ._isolation import (
-    NOBODY,
     SANDBOX_PATH,
     Cgroup,
     Confinement,
     bubblewrap_prefix,
     cap_last,
     find_cgroup,
+    fresh_uid,
     probe_network_isolation,
 )
 from ._languages import Language, expand, get_language
@@ -53,7 +53,7 @@ def isolation_report() -> dict[str, str]:
         "network_isolation": mode,
         "network_isolation_reason": why,
         "cgroup": f"v{spec.version} ({spec.memory_parent})" if spec else "none writable",
-        "user": "nobody (uid 65534) after dropping root"
+        "user": "a fresh uid per run (>= 2e9), after dropping root"
         if os.getuid() == 0
         else f"uid {os.getuid()}"
         + (" as root of a new user namespace, all capabilities dropped" if mode == "namespace" else ""),
@@ -147,7 +147,8 @@ class Sandbox:
     output_limit : int
         Bytes of stdout+stderr per run; beyond it the run is killed with status ``output_limit``.
     processes_limit : int
-        Processes/threads per run (cgroup ``pids.max`` and ``RLIMIT_NPROC``).
+        Processes/threads per run: the cgroup's ``pids.max`` where a cgroup is used, else ``RLIMIT_NPROC``
+        (which counts all processes of the sandbox's user, so concurrent runs share it).
     file_size_limit : int or None
         ``RLIMIT_FSIZE`` in bytes (default: ``max(output_limit, 16 MiB)``).
     open_files_limit : int
@@ -229,14 +230,12 @@ class Sandbox:
 
     # ------------------------------------------------------------------------------------- plumbing
     def _isolation_text(self) -> str:
-        user = "uid nobody" if self._root else "unprivileged user namespace, no capabilities"
+        user = "own uid" if self._root else "unprivileged user namespace, no capabilities"
         if self.network_mode == "namespace":
             return f"namespaces (new network + mount namespace, read-only file system), {user}"
         if self.network_mode == "bubblewrap":
-            return (
-                f"bubblewrap (--unshare-net, read-only file system), {'uid nobody' if self._root else 'user'}"
-            )
-        return f"NO network isolation (fallback allowed by caller), {'uid nobody' if self._root else 'user'}"
+            return f"bubblewrap (--unshare-net, read-only file system), {'own uid' if self._root else 'user'}"
+        return f"NO network isolation (fallback allowed by caller), {'own uid' if self._root else 'user'}"
 
     def _confined(
         self,
@@ -250,6 +249,7 @@ class Sandbox:
         output_limit: int,
         language: Language,
         compiling: bool,
+        uid: int | None,
     ) -> Execution:
         cgroup = None
         if self._cgroup is not None:
@@ -272,12 +272,14 @@ class Sandbox:
                     cpu_seconds=cpu_limit,
                     memory=as_limit,
                     data=data_limit,
-                    nproc=self.processes_limit,
+                    # RLIMIT_NPROC counts every process of the user, zombies that init has not reaped
+                    # yet included: a cgroup's pids.max counts this run only, so it replaces it.
+                    nproc=None if cgroup is not None else self.processes_limit,
                     fsize=self.file_size_limit,
                     nofile=self.open_files_limit,
                 ),
                 cgroup_procs=cgroup.procs_files if cgroup else [],
-                drop_to_nobody=self._root,
+                run_as=uid,
                 chdir=workdir,
                 cap_last=self._cap_last,
             )
@@ -332,9 +334,13 @@ class Sandbox:
         env.update({k: v.format(**values) for k, v in extra.items()})
         return env
 
-    def _give_to_sandbox_user(self, path: str) -> None:
-        if self._root:
-            os.chown(path, NOBODY, NOBODY)
+    def _new_uid(self) -> int | None:
+        return fresh_uid() if self._root else None
+
+    @staticmethod
+    def _give(path: str, uid: int | None) -> None:
+        if uid is not None:
+            os.chown(path, uid, uid)
 
     # ------------------------------------------------------------------------------------- public
     def compile(self, source: str | bytes, language: str) -> Program:
@@ -379,7 +385,8 @@ class Sandbox:
             raise FileNotFoundError(
                 f"{lang.name}: {lang.executable!r} is not installed (Debian package: {lang.debian})"
             )
-        self._give_to_sandbox_user(build)
+        uid = self._new_uid()
+        self._give(build, uid)
         mem_mb = max(1, self.compile_memory_limit // MiB)
         values = {"build": build, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
         result = self._confined(
@@ -392,6 +399,7 @@ class Sandbox:
             output_limit=_COMPILE_OUTPUT_LIMIT,
             language=lang,
             compiling=True,
+            uid=uid,
         )
         if lang.compile_artifact is not None:
             made = os.path.exists(os.path.join(build, lang.compile_artifact))
@@ -469,12 +477,13 @@ class Sandbox:
                 f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})"
             )
         workdir = tempfile.mkdtemp(prefix="run-", dir=self._tmp)
+        uid = self._new_uid()
         try:
             for name, content in extra_files.items():
                 with open(os.path.join(workdir, name), "wb") as f:
                     f.write(content)
-                self._give_to_sandbox_user(os.path.join(workdir, name))
-            self._give_to_sandbox_user(workdir)
+                self._give(os.path.join(workdir, name), uid)
+            self._give(workdir, uid)
             mem_mb = max(1, memory_limit // MiB)
             values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
             result = self._confined(
@@ -487,6 +496,7 @@ class Sandbox:
                 output_limit=output_limit,
                 language=lang,
                 compiling=False,
+                uid=uid,
             )
         finally:
             _rmtree(workdir)
