@@ -20,7 +20,7 @@ from iclr26.sandbox._isolation import SANDBOX_PATH
 
 PROGRAMS = {
     "python": "print(int(input()) + 1)\n",
-    "cpp": "#include <cstdio>\nint main(){int x;std::scanf(\"%d\",&x);std::printf(\"%d\\n\",x+1);}\n",
+    "cpp": '#include <cstdio>\nint main(){int x;std::scanf("%d",&x);std::printf("%d\\n",x+1);}\n',
 }
 
 
@@ -34,7 +34,9 @@ def bare(argv: list[str], n: int, cwd: str) -> float:
 
 def main(n: int = 100) -> None:
     print(f"{n} runs per program; isolation: {isolation_report()}; CPUs: {os.cpu_count()}")
-    print(f"{'language':8s} {'bare/s':>8s} {'sandbox/s':>10s} {'ratio':>6s} {'batch(2)/s':>11s} {'ratio':>6s}")
+    print(
+        f"{'language':8s} {'bare/s':>8s} {'sandbox/s':>10s} {'ratio':>6s} {'batch(2)/s':>11s} {'ratio':>6s}"
+    )
     with Sandbox(time_limit=5.0) as sb:
         for lang, src in PROGRAMS.items():
             prog = sb.compile(src, lang)

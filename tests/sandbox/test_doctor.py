@@ -24,4 +24,3 @@ def test_doctor_table(capsys):
     assert "sandbox toolchains" in out and "network_isolation" in out
     for t in toolchains():
         assert t.language in out
-

@@ -195,6 +195,11 @@ def test_works_for_an_unprivileged_user(need):
         "except OSError: print('read-only')\", 'python')\n"
         "print(r.status, r.stdout.split(), r.memory_mechanism)\n"
         "print(run('while True: pass', 'python', time_limit=0.5).status)\n"
+        "import os\n"
+        "r = run(f'import os, signal\\nfor p in (os.getppid(), {os.getpid()}):\\n'\n"
+        "        '    try:\\n        os.kill(p, signal.SIGKILL); print(\"sent\", p)\\n'\n"
+        "        '    except OSError as e:\\n        print(\"refused\", e.errno)\\n', 'python')\n"
+        "print('caller alive', r.stdout.split())\n"
     )
     python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     out = subprocess.run(
@@ -212,6 +217,8 @@ def test_works_for_an_unprivileged_user(need):
     assert lines[0] == "namespace"
     assert lines[1].startswith("ok ['refused', 'read-only']")
     assert lines[2] == "timeout"
+    # its own (pid namespace) init ignores SIGKILL from inside; the caller is unreachable (ESRCH = 3)
+    assert lines[3] == "caller alive ['sent', '1', 'refused', '3']"
     assert not os.path.exists("/tmp/iclr26-nonroot-escape")
 
 

@@ -24,7 +24,12 @@ _libc.syscall.restype = ctypes.c_long
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
 MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
@@ -284,7 +289,9 @@ class Confinement:
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if self.network == "namespace":
             in_userns = self.uid != 0
-            flags = CLONE_NEWNS | CLONE_NEWNET | (CLONE_NEWUSER if in_userns else 0)
+            # Without root, the run keeps the caller's uid outside its user namespace and could signal
+            # the caller: a PID namespace makes every process outside it unreachable.
+            flags = CLONE_NEWNS | CLONE_NEWNET | (CLONE_NEWUSER | CLONE_NEWPID if in_userns else 0)
             _check(_libc.unshare(flags), "unshare")
             if in_userns:
                 _write("/proc/self/setgroups", "deny")
@@ -297,7 +304,9 @@ class Confinement:
             _mount_setattr(b"/", AT_RECURSIVE, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID, 0)
             for w in self.writable:
                 _mount_setattr(w.encode(), AT_RECURSIVE, 0, MOUNT_ATTR_RDONLY)
-            if in_userns:  # root of the new user namespace: keep no capability across exec
+            if in_userns:
+                _enter_pid_namespace()  # returns in the program's process, pid 2 of the new namespace
+                # root of the new user namespace: keep no capability across exec
                 for cap in range(self.cap_last + 1):
                     _libc.prctl(PR_CAPBSET_DROP, cap, 0, 0, 0)
         if self.chdir is not None:
@@ -313,9 +322,72 @@ class Confinement:
         _check(_libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0), "prctl(NO_NEW_PRIVS)")
 
 
+def _close_fds_except(keep: int) -> None:
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
+
+
+def _mirror_status_and_exit(status: int) -> None:
+    """End this process as the program ended (exit code, or the same fatal signal)."""
+    if os.WIFSIGNALED(status):
+        sig = os.WTERMSIG(status)
+        resource.setrlimit(resource.RLIMIT_CORE, (0, 0))
+        signal.signal(sig, signal.SIG_DFL)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, [sig])
+        os.kill(os.getpid(), sig)
+        os._exit(128 + sig)
+    os._exit(os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 1)
+
+
+def _enter_pid_namespace() -> None:
+    """After ``unshare(CLONE_NEWPID)``: fork an init (pid 1) and the program (pid 2).
+
+    This process (still outside the namespace, the one the sandbox waits on) waits for the init and ends
+    as the program ended; the init reaps everything and, when the program ends, passes on its status
+    through a pipe and exits, which kills whatever else is left in the namespace. Only the program's
+    process returns. Both helpers close every other descriptor, so that the sandbox's exec-error pipe and
+    the output pipes close when the program's copies do.
+    """
+    r, w = os.pipe()
+    init = os.fork()
+    if init:  # outside: wait for the init, then mirror the program's status
+        os.close(w)
+        _close_fds_except(r)
+        os.waitpid(init, 0)
+        data = os.read(r, 4)
+        _mirror_status_and_exit(int.from_bytes(data, "little") if len(data) == 4 else 9)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    # Best effort: a /proc of the new namespace (refused where the host's /proc is partly masked).
+    _libc.mount(b"proc", b"/proc", b"proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    program = os.fork()
+    if program:  # the init: reap every process; when the program ends, report and exit
+        os.close(r)
+        _close_fds_except(w)
+        while True:
+            try:
+                pid, status = os.wait()
+            except ChildProcessError:
+                os._exit(1)
+            if pid == program:
+                os.write(w, status.to_bytes(4, "little"))
+                os._exit(0)
+    os.close(r)
+    os.close(w)
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+
+
 def bubblewrap_prefix(workdirs: list[str], chdir: str) -> list[str]:
     """The ``bwrap`` command line that runs a program without network, read-only except ``workdirs``."""
-    cmd = ["bwrap", "--unshare-net", "--unshare-ipc", "--die-with-parent", "--ro-bind", "/", "/"]
+    cmd = [
+        "bwrap",
+        "--unshare-net",
+        "--unshare-ipc",
+        "--unshare-pid",
+        "--die-with-parent",
+        "--ro-bind",
+        "/",
+        "/",
+    ]
     cmd += ["--dev", "/dev", "--proc", "/proc"]
     for w in workdirs:
         cmd += ["--bind", w, w]
