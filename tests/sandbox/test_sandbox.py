@@ -20,6 +20,7 @@ from iclr26.sandbox import (
     outputs_match,
     run,
     run_batch,
+    toolchains,
 )
 
 A_PLUS_B = {
@@ -140,6 +141,28 @@ def test_run_batch_compiles_each_program_once(need):
     assert [r.stdout.strip() for r in results] == [str(2 * i) for i in range(6)] + ["z"]
     assert len({id(r.compile) for r in results[:6]}) == 1
     assert outputs_match(results[3].stdout, "6")
+
+
+def test_self_inflicted_sigkill_is_killed_and_a_big_file_is_output_limit(need):
+    need("python")
+    with Sandbox(file_size_limit=1 * MiB) as sb:
+        r = sb.run("import os, signal\nos.kill(os.getpid(), signal.SIGKILL)", "python")
+        assert (r.status, r.signal) == ("killed", 9)
+        r = sb.run("open('big', 'wb').write(b'x' * (2 << 20))", "python")  # Python ignores SIGXFSZ: EFBIG
+        assert r.status == "output_limit" and "File too large" in r.stderr
+    if toolchains("c").present:
+        r = run(
+            '#include <stdio.h>\nint main(){FILE*f=fopen("big","w");for(int i=0;i<1<<22;i++)fputc(1,f);}',
+            "c",
+            file_size_limit=MiB,
+        )
+        assert r.status == "output_limit" and r.signal == 25  # SIGXFSZ
+
+
+def test_bad_worker_count(need):
+    need("python")
+    with Sandbox() as sb, pytest.raises(ValueError, match="workers"):
+        sb.run_many([("print(1)", "python")], workers=0)
 
 
 def test_statuses_are_the_documented_ones():

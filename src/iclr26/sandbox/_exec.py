@@ -237,6 +237,8 @@ def classify(raw: _Raw, *, cpu_limit: float, oom_killed: bool) -> tuple[str, str
     text = raw.stderr.decode(errors="replace")
     if any(m in text for m in _OOM_MARKERS):
         return "memory", "the runtime reported running out of memory"
+    if "File too large" in text:  # strerror(EFBIG): runtimes that ignore SIGXFSZ (Python) see this error
+        return "output_limit", "a file exceeded the file-size limit (EFBIG)"
     if raw.signal == signal.SIGKILL:
         return "killed", "SIGKILL not caused by a sandbox limit"
     if raw.signal is not None:

@@ -520,7 +520,7 @@ class Sandbox:
             if not isinstance(job, Job):
                 raise ValueError(f"jobs[{i}] must be a Job or a tuple, got {type(job).__name__}")
             items.append(job)
-        workers = os.cpu_count() or 1 if workers is None else _positive("workers", workers, integer=True)
+        workers = (os.cpu_count() or 1) if workers is None else _positive("workers", workers, integer=True)
         with ThreadPoolExecutor(max_workers=workers) as pool:
             futures = [pool.submit(self.run, j.source, j.language, j.stdin, files=j.files) for j in items]
             return [f.result() for f in futures]
