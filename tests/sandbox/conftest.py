@@ -1,15 +1,17 @@
 import pytest
 
-from iclr26.sandbox import MiB, Sandbox, toolchains
+from iclr26.sandbox import MiB, Sandbox, get_language
+from iclr26.sandbox._toolchains import missing_programs
 
 LIMITS = dict(time_limit=1.0, memory_limit=256 * MiB, output_limit=1 * MiB, processes_limit=16)
 
 
 def _need(language: str) -> None:
     """Skip the calling test when the language's toolchain is absent, saying which package provides it."""
-    t = toolchains(language)
-    if not t.present:
-        pytest.skip(f"{language} toolchain absent ({', '.join(t.missing)}; Debian package: {t.debian})")
+    lang = get_language(language)
+    missing = missing_programs(lang)
+    if missing:
+        pytest.skip(f"{language} toolchain absent ({', '.join(missing)}; Debian package: {lang.debian})")
 
 
 @pytest.fixture(scope="module")

@@ -20,8 +20,8 @@ from iclr26.sandbox import (
     outputs_match,
     run,
     run_batch,
-    toolchains,
 )
+from iclr26.sandbox._toolchains import missing_programs
 
 A_PLUS_B = {
     "python": "print(sum(map(int, input().split())))",
@@ -150,7 +150,7 @@ def test_self_inflicted_sigkill_is_killed_and_a_big_file_is_output_limit(need):
         assert (r.status, r.signal) == ("killed", 9)
         r = sb.run("open('big', 'wb').write(b'x' * (2 << 20))", "python")  # Python ignores SIGXFSZ: EFBIG
         assert r.status == "output_limit" and "File too large" in r.stderr
-    if toolchains("c").present:
+    if not missing_programs(get_language("c")):
         r = run(
             '#include <stdio.h>\nint main(){FILE*f=fopen("big","w");for(int i=0;i<1<<22;i++)fputc(1,f);}',
             "c",

@@ -230,12 +230,19 @@ class Sandbox:
 
     # ------------------------------------------------------------------------------------- plumbing
     def _isolation_text(self) -> str:
-        user = "own uid" if self._root else "unprivileged user namespace, no capabilities"
         if self.network_mode == "namespace":
-            return f"namespaces (new network + mount namespace, read-only file system), {user}"
+            if self._root:
+                return "namespaces (new network + mount namespace, read-only file system), own uid"
+            return (
+                "namespaces (new user + network + mount + PID namespace, read-only file system), "
+                "no capabilities"
+            )
         if self.network_mode == "bubblewrap":
             return f"bubblewrap (--unshare-net, read-only file system), {'own uid' if self._root else 'user'}"
-        return f"NO network isolation (fallback allowed by caller), {'own uid' if self._root else 'user'}"
+        return (
+            "NO network isolation and a writable file system (fallback allowed by caller), "
+            f"{'own uid' if self._root else 'user'}"
+        )
 
     def _confined(
         self,

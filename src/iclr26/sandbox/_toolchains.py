@@ -47,8 +47,13 @@ def _probe_name(name: str) -> Toolchain:
     return _probe(LANGUAGES[name])
 
 
+def missing_programs(lang: Language) -> tuple[str, ...]:
+    """The programs ``lang`` needs that are not on the sandbox's PATH (no version probe: fast)."""
+    return tuple(p for p in _programs(lang) if shutil.which(p, path=SANDBOX_PATH) is None)
+
+
 def _probe(lang: Language) -> Toolchain:
-    missing = tuple(p for p in _programs(lang) if shutil.which(p, path=SANDBOX_PATH) is None)
+    missing = missing_programs(lang)
     if missing:
         return Toolchain(lang.name, False, "", missing, lang.debian)
     try:
