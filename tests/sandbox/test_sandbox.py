@@ -87,6 +87,13 @@ def test_rlimit_memory_path_reports_memory_for_python(need):
     assert r.status == "memory" and "MemoryError" in r.stderr
 
 
+def test_rlimit_memory_path_makes_malloc_fail_in_c(need):
+    need("c")
+    src = "#include <stdlib.h>\nint main(void){char*volatile p=malloc(10UL<<30);return p ? 0 : 3;}"
+    r = run(src, "c", memory_limit=128 * MiB, use_cgroup=False)
+    assert (r.memory_mechanism, r.status, r.exit_code) == ("rlimit-as", "runtime_error", 3)
+
+
 def test_run_function_stdin_files_and_a_fresh_working_directory(need):
     need("python")
     src = (

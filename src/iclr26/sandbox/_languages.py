@@ -158,6 +158,7 @@ LANGUAGES: MappingProxyType = MappingProxyType(
                     "es2020",
                     "--module",
                     "commonjs",
+                    "--skipLibCheck",
                     "--outDir",
                     "{build}",
                     "main.ts",

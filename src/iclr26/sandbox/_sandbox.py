@@ -9,6 +9,7 @@ import shutil
 import stat
 import tempfile
 import threading
+import weakref
 from collections.abc import Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
@@ -224,6 +225,7 @@ class Sandbox:
         self._cap_last = cap_last()
         self._tmp = tempfile.mkdtemp(prefix="iclr26-sandbox-")
         os.chmod(self._tmp, 0o755)
+        self._finalizer = weakref.finalize(self, _rmtree, self._tmp)  # also without close()
         self._programs: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -535,7 +537,7 @@ class Sandbox:
     def close(self) -> None:
         """Remove every compiled program and working directory."""
         self._closed = True
-        _rmtree(self._tmp)
+        self._finalizer()
 
     def __enter__(self) -> Sandbox:
         return self
