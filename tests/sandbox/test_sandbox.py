@@ -306,3 +306,48 @@ def test_closed_sandbox_removes_its_files(need):
     assert not os.path.exists(prog.build_dir)
     with pytest.raises(ValueError, match="closed"):
         sb.compile("print(2)", "python")
+
+
+def test_preexec_fallback_confines_like_the_launcher(need, tmp_path, monkeypatch):
+    """Without the native launcher (no C compiler) the same confinement comes from ``preexec_fn``."""
+    need("python")
+    import socket
+
+    monkeypatch.setenv("ICLR26_FAKE_API_KEY", "sk-fake-preexec")
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(1)
+    tmp_path.chmod(0o777)
+    target = tmp_path / "escaped"
+    probe = (
+        "import os, socket\nprint(os.environ.get('ICLR26_FAKE_API_KEY'))\n"
+        f"try:\n    socket.create_connection(('127.0.0.1', {server.getsockname()[1]}), 1)\n"
+        "    print('CONNECTED')\n"
+        f"except OSError:\n    print('refused')\ntry:\n    open({str(target)!r}, 'w'); print('WROTE')\n"
+        "except OSError:\n    print('read-only')\n"
+    )
+    bomb = "import os\nwhile True:\n    try:\n        os.fork()\n    except OSError:\n        pass\n"
+    try:
+        with Sandbox(time_limit=1.0, processes_limit=16, native_launcher=False) as sb:
+            assert sb._launcher is None
+            r = sb.run(probe, "python")
+            assert (r.status, r.stdout.split()) == ("ok", ["None", "refused", "read-only"])
+            assert sb.run("while True: pass", "python").status == "timeout"
+            assert sb.run(bomb, "python").status == "timeout"
+            assert sb.run("import ctypes\nctypes.string_at(0)", "python").signal == 11
+    finally:
+        server.close()
+    assert not target.exists()
+
+
+@pytest.mark.skipif(
+    os.getuid() != 0, reason="needs a binary that root sees as executable and the run's uid not"
+)
+@pytest.mark.parametrize("native_launcher", [True, False])
+def test_a_program_that_cannot_start_raises(need, native_launcher):
+    need("c")
+    with Sandbox(native_launcher=native_launcher) as sb:
+        prog = sb.compile("int main(void){return 0;}", "c")
+        os.chmod(os.path.join(prog.build_dir, "main"), 0o700)  # the run's own uid may not execute it
+        with pytest.raises(OSError, match="Permission denied|launcher failed"):
+            sb.run(prog)

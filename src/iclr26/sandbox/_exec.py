@@ -118,20 +118,46 @@ def execute(
     output_limit: int,
     confinement: Confinement,
     cgroup: Cgroup | None,
+    launcher: str | None = None,
 ) -> _Raw:
-    """Start ``argv`` confined, feed ``stdin``, collect capped output, kill everything at the end."""
+    """Start ``argv`` confined, feed ``stdin``, collect capped output, kill everything at the end.
+
+    With ``launcher`` (the native launcher's path) the confinement is applied by it, else by
+    ``preexec_fn``. A failure to confine or to start the program raises ``OSError``.
+    """
     start = time.monotonic()
-    proc = subprocess.Popen(
-        argv,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=confinement.preexec,
-        start_new_session=True,
-        close_fds=True,
-    )
+    if launcher is not None:
+        err_r, err_w = os.pipe()
+        try:
+            proc = subprocess.Popen(
+                confinement.launcher_args(launcher, err_w) + argv,
+                cwd=cwd,
+                env=env,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                start_new_session=True,
+                close_fds=True,
+                pass_fds=(err_w,),
+            )
+        except BaseException:
+            os.close(err_r)
+            raise
+        finally:
+            os.close(err_w)
+    else:
+        err_r = None
+        proc = subprocess.Popen(
+            argv,
+            cwd=cwd,
+            env=env,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            preexec_fn=confinement.preexec,
+            start_new_session=True,
+            close_fds=True,
+        )
     pid = proc.pid
     deadline = start + wall_limit
     out, err = bytearray(), bytearray()
@@ -201,6 +227,18 @@ def execute(
                 f.close()
             except OSError:
                 pass
+        launch_error = b""
+        if err_r is not None:
+            os.set_blocking(err_r, False)
+            try:
+                launch_error = os.read(err_r, 4096)
+            except BlockingIOError:
+                pass
+            os.close(err_r)
+    if launch_error:
+        raise OSError(
+            f"sandbox launcher failed before the program started: {launch_error.decode(errors='replace')}"
+        )
     wall = time.monotonic() - start
     exit_code = sig = None
     if os.WIFSIGNALED(wstatus):

@@ -282,6 +282,25 @@ class Confinement:
     gid: int = field(default_factory=os.getgid)
     cap_last: int = 40
 
+    def launcher_args(self, launcher: str, errfd: int) -> list[str]:
+        """The native launcher's command line, doing what :meth:`preexec` does, up to ``--``."""
+        args = [launcher, "-e", str(errfd), "-k", str(self.cap_last)]
+        for f in self.cgroup_procs:
+            args += ["-c", f]
+        if self.network == "namespace":
+            args += ["-n", "1"]
+            if self.uid != 0:
+                args += ["-m", f"{self.uid}:{self.gid}"]
+            for w in self.writable:
+                args += ["-w", w]
+        if self.chdir is not None:
+            args += ["-d", self.chdir]
+        for res, limit in self.rlimits:
+            args += ["-r", f"{res}:{limit}"]
+        if self.run_as is not None:
+            args += ["-u", str(self.run_as)]
+        return args + ["--"]
+
     def preexec(self) -> None:  # runs in the child, after fork, before exec
         pid = str(os.getpid())
         for f in self.cgroup_procs:

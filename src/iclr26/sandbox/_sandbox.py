@@ -27,6 +27,7 @@ from ._isolation import (
     probe_network_isolation,
 )
 from ._languages import Language, expand, get_language
+from ._launcher import launcher_path
 
 MiB = 1 << 20
 _COMPILE_OUTPUT_LIMIT = 1 * MiB
@@ -165,6 +166,10 @@ class Sandbox:
         says ``network_isolated=False``) instead of raising :class:`SandboxUnavailable`.
     network_isolation : str
         ``"auto"`` (namespaces, else bubblewrap), ``"namespace"`` or ``"bubblewrap"``.
+    native_launcher : bool
+        Apply the confinement with a small C launcher (compiled once per process with the system's C
+        compiler; much cheaper than forking the interpreter), falling back to ``preexec_fn`` when no C
+        compiler is available. False: always ``preexec_fn``.
 
     Use as a context manager, or call :meth:`close`, to remove compiled programs.
     """
@@ -183,6 +188,7 @@ class Sandbox:
         use_cgroup: bool | None = None,
         allow_network_isolation_fallback: bool = False,
         network_isolation: str = "auto",
+        native_launcher: bool = True,
     ):
         self.time_limit = _positive("time_limit", time_limit)
         self.memory_limit = _positive("memory_limit", memory_limit, integer=True)
@@ -196,6 +202,9 @@ class Sandbox:
         self.open_files_limit = _positive("open_files_limit", open_files_limit, integer=True)
         self.compile_time_limit = _positive("compile_time_limit", compile_time_limit)
         self.compile_memory_limit = _positive("compile_memory_limit", compile_memory_limit, integer=True)
+        if native_launcher not in (True, False):
+            raise ValueError(f"native_launcher must be True or False, got {native_launcher!r}")
+        self._launcher = launcher_path() if native_launcher else None
         if use_cgroup not in (None, True, False):
             raise ValueError(f"use_cgroup must be None, True or False, got {use_cgroup!r}")
         if network_isolation not in ("auto", "namespace", "bubblewrap"):
@@ -303,6 +312,7 @@ class Sandbox:
                 output_limit=output_limit,
                 confinement=conf,
                 cgroup=cgroup,
+                launcher=self._launcher,
             )
             status, detail = classify(
                 raw, cpu_limit=cpu_limit, oom_killed=cgroup.oom_killed() if cgroup else False
