@@ -1,7 +1,9 @@
 """Process isolation on plain Linux: namespaces, read-only mounts, rlimits, cgroups, privilege drop.
 
-Everything the child does before ``exec`` runs in :func:`Confinement.preexec` (Python's ``preexec_fn``),
-with only async-safe work there: system calls through ``ctypes`` on values computed in the parent.
+What the child does before ``exec`` is described by a :class:`Confinement`: applied by the native
+launcher (``_launcher.py``, from :meth:`Confinement.launcher_args`) or, without a C compiler, by
+:meth:`Confinement.preexec` (Python's ``preexec_fn``: system calls through ``ctypes`` on values computed
+in the parent).
 """
 
 from __future__ import annotations
