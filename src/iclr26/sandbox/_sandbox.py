@@ -48,10 +48,12 @@ def _cgroup_spec():
 
 
 def isolation_report() -> dict[str, str]:
-    """What confinement this machine allows: network isolation, memory mechanism, user."""
+    """What confinement this machine allows: launcher, network isolation, cgroup, user."""
     mode, why = _network_mode()
     spec = _cgroup_spec()
+    launcher = launcher_path()
     return {
+        "confinement": f"native launcher ({launcher})" if launcher else "preexec_fn (no C compiler found)",
         "network_isolation": mode,
         "network_isolation_reason": why,
         "cgroup": f"v{spec.version} ({spec.memory_parent})" if spec else "none writable",
@@ -63,10 +65,16 @@ def isolation_report() -> dict[str, str]:
 
 
 def _positive(name: str, value, *, integer: bool = False):
+    """``value`` if it is a positive number (an int when ``integer``) below 2**62, else ValueError."""
     ok_type = (int,) if integer else (int, float)
-    if isinstance(value, bool) or not isinstance(value, ok_type) or not math.isfinite(value) or value <= 0:
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, ok_type)
+        or (isinstance(value, float) and not math.isfinite(value))
+        or not 0 < value < 2**62
+    ):
         kind = "a positive integer" if integer else "a positive finite number"
-        raise ValueError(f"{name} must be {kind}, got {value!r}")
+        raise ValueError(f"{name} must be {kind} below 2**62, got {value!r}")
     return value
 
 
