@@ -345,7 +345,7 @@ class Sandbox:
             detail=detail,
         )
 
-    def _env(self, language: Language, workdir: str, build: str, extra, mem_mb: int) -> dict[str, str]:
+    def _env(self, workdir: str, build: str, extra, mem_mb: int) -> dict[str, str]:
         env = {
             "PATH": SANDBOX_PATH,
             "HOME": workdir,
@@ -419,7 +419,7 @@ class Sandbox:
         result = self._confined(
             expand(lang.compile, **values),
             workdir=build,
-            env=self._env(lang, build, build, lang.compile_env, mem_mb),
+            env=self._env(build, build, lang.compile_env, mem_mb),
             stdin=b"",
             time_limit=self.compile_time_limit,
             memory_limit=self.compile_memory_limit,
@@ -516,7 +516,7 @@ class Sandbox:
             result = self._confined(
                 expand(lang.run, **values),
                 workdir=workdir,
-                env=self._env(lang, workdir, program.build_dir, lang.env, mem_mb),
+                env=self._env(workdir, program.build_dir, lang.env, mem_mb),
                 stdin=data,
                 time_limit=time_limit,
                 memory_limit=memory_limit,
