@@ -354,3 +354,37 @@ def test_a_program_that_cannot_start_raises(need, native_launcher):
         os.chmod(os.path.join(prog.build_dir, "main"), 0o700)  # the run's own uid may not execute it
         with pytest.raises(OSError, match="Permission denied|launcher failed"):
             sb.run(prog)
+
+
+@pytest.mark.parametrize("mode", ["launcher", "preexec", "bubblewrap"])
+def test_hidden_paths_are_empty_inside(need, mode):
+    need("python")
+    if mode == "bubblewrap" and shutil.which("bwrap") is None:
+        pytest.skip("bubblewrap (Debian package bubblewrap) absent")
+    import tempfile
+
+    secret_dir = Path(tempfile.mkdtemp(prefix="iclr26-test-expected-"))  # beside pytest's 0700 folders
+    try:
+        secret_dir.chmod(0o755)
+        (secret_dir / "answer.txt").write_text("42")
+        (secret_dir / "answer.txt").chmod(0o644)  # world-readable: only the hiding protects it
+        src = f"import os\nprint(os.listdir({str(secret_dir)!r}))\n"
+        kw = dict(native_launcher=mode != "preexec")
+        if mode == "bubblewrap":
+            kw["network_isolation"] = "bubblewrap"
+        with Sandbox(**kw) as sb:
+            assert sb.run(src, "python").stdout == "['answer.txt']\n"  # visible without hiding
+        with Sandbox(hidden_paths=[str(secret_dir)], **kw) as sb:
+            r = sb.run(src, "python")
+        assert (r.status, r.stdout) == ("ok", "[]\n")
+    finally:
+        shutil.rmtree(secret_dir)
+
+
+def test_bad_hidden_paths():
+    with pytest.raises(ValueError, match="hidden_paths"):
+        Sandbox(hidden_paths="/etc")
+    with pytest.raises(ValueError, match="hidden_paths"):
+        Sandbox(hidden_paths=["relative/dir"])
+    with pytest.raises(ValueError, match="contains the sandbox"):
+        Sandbox(hidden_paths=["/tmp"] if os.path.realpath("/tmp") == "/tmp" else ["/"])

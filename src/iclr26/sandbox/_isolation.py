@@ -269,6 +269,8 @@ class Confinement:
         ``cgroup.procs`` files the child writes its pid to, before anything else.
     run_as : int or None
         Switch to this uid (and the same gid, no supplementary groups) after the mounts (when root).
+    hidden : list of str
+        Folders covered by an empty read-only tmpfs (namespace mode), e.g. a benchmark's hidden tests.
     chdir : str or None
         Working directory, entered again after the mounts (the one entered before them would still refer
         to the read-only mount underneath the writable bind mount).
@@ -279,6 +281,7 @@ class Confinement:
     rlimits: list[tuple[int, int]] = field(default_factory=list)
     cgroup_procs: list[str] = field(default_factory=list)
     run_as: int | None = None
+    hidden: list[str] = field(default_factory=list)
     chdir: str | None = None
     uid: int = field(default_factory=os.getuid)
     gid: int = field(default_factory=os.getgid)
@@ -295,6 +298,8 @@ class Confinement:
                 args += ["-m", f"{self.uid}:{self.gid}"]
             for w in self.writable:
                 args += ["-w", w]
+            for h in self.hidden:
+                args += ["-h", h]
         if self.chdir is not None:
             args += ["-d", self.chdir]
         for res, limit in self.rlimits:
@@ -319,6 +324,9 @@ class Confinement:
                 _write("/proc/self/uid_map", f"0 {self.uid} 1")
                 _write("/proc/self/gid_map", f"0 {self.gid} 1")
             _check(_libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None), "mount --make-rprivate /")
+            for h in self.hidden:
+                flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+                _check(_libc.mount(b"tmpfs", h.encode(), b"tmpfs", flags, b"mode=0555,size=4k"), f"hide {h}")
             for w in self.writable:
                 wb = w.encode()
                 _check(_libc.mount(wb, wb, None, MS_BIND | MS_REC, None), f"bind mount {w}")
@@ -397,8 +405,9 @@ def _enter_pid_namespace() -> None:
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
 
 
-def bubblewrap_prefix(workdirs: list[str], chdir: str) -> list[str]:
-    """The ``bwrap`` command line that runs a program without network, read-only except ``workdirs``."""
+def bubblewrap_prefix(workdirs: list[str], chdir: str, hidden: list[str] = ()) -> list[str]:
+    """The ``bwrap`` command line that runs a program without network, read-only except ``workdirs``,
+    with each of ``hidden`` replaced by an empty tmpfs."""
     cmd = [
         "bwrap",
         "--unshare-net",
@@ -410,6 +419,8 @@ def bubblewrap_prefix(workdirs: list[str], chdir: str) -> list[str]:
         "/",
     ]
     cmd += ["--dev", "/dev", "--proc", "/proc"]
+    for h in hidden:
+        cmd += ["--tmpfs", h]
     for w in workdirs:
         cmd += ["--bind", w, w]
     return cmd + ["--chdir", chdir, "--"]

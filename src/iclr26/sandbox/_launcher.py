@@ -117,8 +117,8 @@ static void enter_pid_namespace(void) {
 }
 
 int main(int argc, char **argv) {
-    const char *cg[MAXN], *wr[MAXN], *chdir_to = NULL;
-    int ncg = 0, nwr = 0, nrl = 0, ns = 0, cap_last = 40;
+    const char *cg[MAXN], *wr[MAXN], *hid[MAXN], *chdir_to = NULL;
+    int ncg = 0, nwr = 0, nhid = 0, nrl = 0, ns = 0, cap_last = 40;
     long long rl_res[MAXN], rl_lim[MAXN];
     long run_as = -1, map_uid = -1, map_gid = -1;
     int i = 1;
@@ -128,6 +128,7 @@ int main(int argc, char **argv) {
         if (!strcmp(o, "-e")) errfd = atoi(v);
         else if (!strcmp(o, "-c") && ncg < MAXN) cg[ncg++] = v;
         else if (!strcmp(o, "-w") && nwr < MAXN) wr[nwr++] = v;
+        else if (!strcmp(o, "-h") && nhid < MAXN) hid[nhid++] = v;
         else if (!strcmp(o, "-d")) chdir_to = v;
         else if (!strcmp(o, "-n")) ns = atoi(v);
         else if (!strcmp(o, "-u")) run_as = atol(v);
@@ -157,6 +158,10 @@ int main(int argc, char **argv) {
             wfile("/proc/self/gid_map", map);
         }
         if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL)) fail("mount --make-rprivate /");
+        for (int k = 0; k < nhid; k++)
+            if (mount("tmpfs", hid[k], "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+                      "mode=0555,size=4k"))
+                fail("hide (tmpfs)");
         for (int k = 0; k < nwr; k++)
             if (mount(wr[k], wr[k], NULL, MS_BIND | MS_REC, NULL)) fail("bind mount");
         setattr("/", 0x8000 /* AT_RECURSIVE */, 0x1 | 0x2 /* RDONLY | NOSUID */, 0);

@@ -174,6 +174,10 @@ class Sandbox:
         says ``network_isolated=False``) instead of raising :class:`SandboxUnavailable`.
     network_isolation : str
         ``"auto"`` (namespaces, else bubblewrap), ``"namespace"`` or ``"bubblewrap"``.
+    hidden_paths : iterable of str
+        Folders the programs must not see (a benchmark's expected outputs, the caller's home): each is
+        covered by an empty read-only tmpfs in the run's mount namespace. They may not contain the
+        sandbox's own temporary folder.
     native_launcher : bool
         Apply the confinement with a small C launcher (compiled once per process with the system's C
         compiler; much cheaper than forking the interpreter), falling back to ``preexec_fn`` when no C
@@ -197,6 +201,7 @@ class Sandbox:
         allow_network_isolation_fallback: bool = False,
         network_isolation: str = "auto",
         native_launcher: bool = True,
+        hidden_paths: Iterable[str] = (),
     ):
         self.time_limit = _positive("time_limit", time_limit)
         self.memory_limit = _positive("memory_limit", memory_limit, integer=True)
@@ -243,9 +248,25 @@ class Sandbox:
         self._tmp = tempfile.mkdtemp(prefix="iclr26-sandbox-")
         os.chmod(self._tmp, 0o755)
         self._finalizer = weakref.finalize(self, _rmtree, self._tmp)  # also without close()
+        self.hidden_paths = self._check_hidden(hidden_paths)
         self._programs: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
         self._closed = False
+
+    def _check_hidden(self, paths) -> list[str]:
+        if isinstance(paths, str | bytes):
+            raise ValueError(f"hidden_paths must be an iterable of folder paths, got the string {paths!r}")
+        out = []
+        for p in paths:
+            if not isinstance(p, str) or not os.path.isabs(p) or not os.path.isdir(p):
+                raise ValueError(f"hidden_paths: each must be an existing absolute folder, got {p!r}")
+            real = os.path.realpath(p)
+            if os.path.commonpath([real, os.path.realpath(self._tmp)]) == real:
+                raise ValueError(f"hidden_paths: {p!r} contains the sandbox's own folder {self._tmp!r}")
+            out.append(real)
+        if out and self.network_mode == "none":
+            raise SandboxUnavailable("hidden_paths needs namespaces or bubblewrap, and neither works here")
+        return out
 
     # ------------------------------------------------------------------------------------- plumbing
     def _isolation_text(self) -> str:
@@ -306,11 +327,12 @@ class Sandbox:
                 ),
                 cgroup_procs=cgroup.procs_files if cgroup else [],
                 run_as=uid,
+                hidden=self.hidden_paths,
                 chdir=workdir,
                 cap_last=self._cap_last,
             )
             if self.network_mode == "bubblewrap":
-                argv = bubblewrap_prefix([workdir], workdir) + argv
+                argv = bubblewrap_prefix([workdir], workdir, self.hidden_paths) + argv
             raw = execute(
                 argv,
                 cwd=workdir,
