@@ -240,7 +240,8 @@ def test_works_for_an_unprivileged_user(need):
         text=True,
         timeout=60,
     )
-    if out.returncode != 0 and "Permission denied" in out.stderr:
+    unreadable = ("Permission denied", "No module named 'iclr26'")
+    if out.returncode != 0 and any(m in out.stderr for m in unreadable):
         pytest.skip(f"the source tree is not readable by uid 65534: {out.stderr[-200:]}")
     assert out.returncode == 0, out.stderr
     lines = out.stdout.splitlines()
