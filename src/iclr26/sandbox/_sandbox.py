@@ -157,7 +157,7 @@ class Sandbox:
     output_limit : int
         Bytes of stdout+stderr per run; beyond it the run is killed with status ``output_limit``.
     processes_limit : int
-        Processes/threads per run: the cgroup's ``pids.max`` where a cgroup is used, else ``RLIMIT_NPROC``
+        Processes/threads per run (JVMs start tens of threads; a fork bomb stops at the limit): the cgroup's ``pids.max`` where a cgroup is used, else ``RLIMIT_NPROC``
         (which counts all processes of the sandbox's user, so concurrent runs share it).
     file_size_limit : int or None
         ``RLIMIT_FSIZE`` in bytes (default: ``max(output_limit, 16 MiB)``).
@@ -192,7 +192,7 @@ class Sandbox:
         time_limit: float = 2.0,
         memory_limit: int = 512 * MiB,
         output_limit: int = 16 * MiB,
-        processes_limit: int = 64,
+        processes_limit: int = 128,
         file_size_limit: int | None = None,
         open_files_limit: int = 64,
         compile_time_limit: float = 60.0,
