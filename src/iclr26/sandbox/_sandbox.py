@@ -157,8 +157,9 @@ class Sandbox:
     output_limit : int
         Bytes of stdout+stderr per run; beyond it the run is killed with status ``output_limit``.
     processes_limit : int
-        Processes/threads per run (JVMs start tens of threads; a fork bomb stops at the limit): the cgroup's ``pids.max`` where a cgroup is used, else ``RLIMIT_NPROC``
-        (which counts all processes of the sandbox's user, so concurrent runs share it).
+        Processes/threads per run (JVMs start tens of threads; a fork bomb stops at the limit): the
+        cgroup's ``pids.max`` where a cgroup is used, else ``RLIMIT_NPROC`` (per run: each run has its
+        own uid as root, its own user namespace otherwise).
     file_size_limit : int or None
         ``RLIMIT_FSIZE`` in bytes (default: ``max(output_limit, 16 MiB)``).
     open_files_limit : int
