@@ -6,7 +6,7 @@ BIN := $(VENV)/bin
 STAMP := $(VENV)/.iclr26-installed
 OUT ?= results
 
-.PHONY: install run test lint clean
+.PHONY: install run test lint clean toolchains
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -20,10 +20,16 @@ $(STAMP): pyproject.toml | $(BIN)/python
 
 install: $(STAMP)
 
-run: install
+# The sandbox's language toolchains (README); as root with apt only, and never fatal: a language whose
+# toolchain is absent skips its tests.
+SANDBOX_DEBS := gcc g++ openjdk-17-jdk-headless nodejs node-typescript golang-go rustc ruby php-cli mono-mcs mono-runtime kotlin scala bubblewrap
+toolchains:
+	-@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SANDBOX_DEBS) >/dev/null; else echo "toolchains: not root or no apt-get; skipping"; fi
+
+run: install toolchains
 	$(BIN)/iclr26 reproduce --out $(OUT)
 
-test: install
+test: install toolchains
 	# pytest exits 5 when it collects no test: that is not a failure here.
 	$(BIN)/python -m pytest -q; rc=$$?; if [ $$rc -eq 5 ]; then exit 0; fi; exit $$rc
 

@@ -324,6 +324,9 @@ def report_command(
     console.print(f"report: {md} and {page}")
 
 
+app.add_typer(__import__("iclr26.sandbox.cli", fromlist=["app"]).app, name="sandbox")  # iclr26 sandbox doctor
+
+
 def main(argv: list[str] | None = None) -> int:
     """Entry point: usage errors and user errors become one line on stderr and exit code 2."""
     command = typer.main.get_command(app)
