@@ -99,7 +99,7 @@ class EvalResult:
             "n_errors": self.n_errors,
             "seconds": self.seconds,
             "generation_seconds": self.generation_seconds,
-            "samples_per_second": self.samples_per_second,
+            "samples_per_second": self.samples_per_second if self.n_asked else None,
             "log_path": self.log_path,
             "versions": self.versions,
         }
