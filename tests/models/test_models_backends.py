@@ -43,6 +43,23 @@ def test_greedy_outputs_identical_for_batch_1_and_4(tiny):
         assert all(lp <= 0 for lp in a.token_logprobs)
 
 
+def test_shared_prefix_is_computed_once_with_the_same_outputs(tiny):
+    """Prompts sharing a system message and instructions: the prefix's KV cache is computed once and
+    copied; outputs equal those of each prompt alone (the batch-invariance contract)."""
+    system = {"role": "system", "content": "You are a helpful assistant. Answer (A) or (B)."}
+    prompts = [[system, {"role": "user", "content": "Story " * k + "what next?"}] for k in (1, 5, 2, 9)]
+    rows = [tiny.encode(p) for p in prompts]
+    shared = tiny._shared_prefix(rows)
+    assert shared is not None and shared[1][:, :10].all()  # the common prefix, unpadded in every row
+    assert tiny._shared_prefix(rows[:1]) is None and tiny._shared_prefix([[1, 2], [3, 4]]) is None
+    cfg = GenerationConfig(max_new_tokens=12)
+    alone = [tiny.generate([p], cfg)[0] for p in prompts]
+    together = tiny.generate(prompts, cfg)
+    for a, b in zip(alone, together):
+        assert a.text == b.text and a.tokens == b.tokens
+        assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
+
+
 def test_generation_config_validation_and_stop(tiny):
     with pytest.raises(ValueError, match="max_new_tokens"):
         GenerationConfig(max_new_tokens=-1)
