@@ -253,3 +253,23 @@ def test_200_sample_run_killed_midway_resumes_without_asking_twice(tmp_path):
     with SampleLog(log) as slog:
         assert len(slog) == 200
     assert summary["metrics"]["all"]["n"] == 200
+
+
+def test_a_log_written_before_the_new_columns_opens_and_reads(tmp_path):
+    log = tmp_path / "old.sqlite"
+    con = sqlite3.connect(str(log))
+    con.executescript(
+        """CREATE TABLE samples (key TEXT PRIMARY KEY, task TEXT NOT NULL, sample_id TEXT NOT NULL,
+        sample_group TEXT NOT NULL, model TEXT NOT NULL, config TEXT NOT NULL, seed INTEGER NOT NULL,
+        prompt TEXT NOT NULL, output TEXT NOT NULL, parsed TEXT NOT NULL, scores TEXT NOT NULL,
+        batch_size INTEGER NOT NULL, created REAL NOT NULL);
+        INSERT INTO samples VALUES ('k', 't', 's0', '', 'm', '{}', 0, '"p"', '{"text": "x"}', '"x"',
+        '{"acc": 1.0}', 4, 0.0);"""
+    )
+    con.commit()
+    con.close()
+    with SampleLog(log) as slog:
+        (row,) = slog.records()
+        assert row["model_name"] is None and row["error"] is None and row["scores"] == {"acc": 1.0}
+        slog.append([{**row, "key": "k2", "model_name": "m", "error": "ValueError: x"}])
+        assert len(slog) == 2 and slog.identities("t", "m") == ["m"]

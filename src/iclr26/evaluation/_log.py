@@ -79,7 +79,11 @@ class SampleLog:
         have = {row[1] for row in self._conn.execute("PRAGMA table_info(samples)")}
         for col in _ADDED_COLUMNS:
             if col not in have:
-                self._conn.execute(f"ALTER TABLE samples ADD COLUMN {col} TEXT")
+                try:
+                    self._conn.execute(f"ALTER TABLE samples ADD COLUMN {col} TEXT")
+                except sqlite3.OperationalError as exc:  # another process added it first
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def close(self) -> None:
         self._conn.close()

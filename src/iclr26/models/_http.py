@@ -108,7 +108,7 @@ class OpenAIModel(LanguageModel):
             query = f"?{self.query}" if self.query else ""
             ident = f"openai:{self.base_url}{query}#{self.model}"
             try:
-                listing = self._request("models", None, retries=0)
+                listing = self._request("models", None, retries=0, timeout=min(self.timeout, 30.0))
                 entries = listing.get("data") if isinstance(listing, dict) else None
                 for e in entries if isinstance(entries, list) else []:
                     if isinstance(e, dict) and e.get("id") == self.model:
@@ -129,7 +129,9 @@ class OpenAIModel(LanguageModel):
     def _post(self, route: str, body: dict[str, Any]) -> dict[str, Any]:
         return self._request(route, body, retries=self.retries)
 
-    def _request(self, route: str, body: dict[str, Any] | None, *, retries: int) -> dict[str, Any]:
+    def _request(
+        self, route: str, body: dict[str, Any] | None, *, retries: int, timeout: float | None = None
+    ) -> dict[str, Any]:
         """POST ``body`` (or GET when ``None``) to ``route``; retry on 429/5xx and network errors.
         Every failure is a ``RuntimeError`` naming the URL."""
         headers = {"Content-Type": "application/json"}
@@ -145,7 +147,7 @@ class OpenAIModel(LanguageModel):
                 url, data=data, headers=headers, method="GET" if data is None else "POST"
             )
             try:
-                with urllib.request.urlopen(req, timeout=self.timeout) as resp:
+                with urllib.request.urlopen(req, timeout=timeout or self.timeout) as resp:
                     raw = resp.read()
                 try:
                     out = json.loads(raw)
