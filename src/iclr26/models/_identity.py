@@ -40,7 +40,8 @@ def file_sha256(path: str | os.PathLike, *, use_cache: bool = True) -> str:
     """SHA-256 of a file, cached by (absolute path, size, modification time in ns).
 
     A file rewritten in place gets a new modification time and so is hashed again. The cache is a
-    small JSON file written atomically; losing it (or a concurrent writer's entry) only costs a rehash.
+    small JSON file written atomically (entries of deleted files are dropped at each write); losing
+    it (or a concurrent writer's entry) only costs a rehash.
     """
     path = Path(path).resolve()
     st = path.stat()
@@ -59,6 +60,7 @@ def file_sha256(path: str | os.PathLike, *, use_cache: bool = True) -> str:
     if use_cache:
         from ..store import atomic_write_json
 
+        cache = {k: v for k, v in cache.items() if os.path.exists(k)}  # forget deleted files
         cache[str(path)] = {"stamp": stamp, "sha256": digest}
         try:
             atomic_write_json(cache_file, cache)
