@@ -234,3 +234,5 @@ def test_headline_takes_model_limit_and_batch_size(tmp_path, monkeypatch):
     assert all(c.interval is not None for c in stored.claims)
     with pytest.raises(ValueError, match="disco does not take --model"):
         run_system(catalogue.get("disco"), out_dir=tmp_path / "x", options={"model": "embedded"})
+    assert main(["run", "disco", "--batch-size", "4", "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x" / "disco" / "result.json").exists()
