@@ -8,6 +8,10 @@ Status is what is true of the code *now*:
 - ``verified``: implemented, and agrees with the authors' code or published numbers on cases where
   both run (the system's docs page says which).
 
+Every system's ``small`` scale has a run budget: ``DEFAULT_BUDGET_S`` seconds on an idle machine, unless
+its entry declares another ``budget_s`` with a ``budget_reason``. The report shows each run's time beside
+its budget and flags the runs over it.
+
 This module imports nothing heavy: ``iclr26 list`` must stay fast. A system's experiment is found by
 convention at ``iclr26.<module>.experiment:run``.
 """
@@ -15,23 +19,51 @@ convention at ``iclr26.<module>.experiment:run``.
 from __future__ import annotations
 
 import importlib
+import math
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 STATUSES = ("planned", "partial", "implemented", "verified")
 RUNNABLE_STATUSES = ("implemented", "verified")
+DEFAULT_BUDGET_S = 45.0
 
 
 @dataclass(frozen=True)
 class SystemEntry:
+    """One system of the catalogue.
+
+    Attributes
+    ----------
+    slug, family, status, summary:
+        The system's name on the command line, its family, its status (one of ``STATUSES``) and a
+        one-line summary.
+    budget_s:
+        Seconds the ``small`` scale may take on an idle machine (default ``DEFAULT_BUDGET_S``).
+    budget_reason:
+        Why the budget differs from the default; required when it does.
+    """
+
     slug: str
     family: str
     status: str
     summary: str
+    budget_s: float = DEFAULT_BUDGET_S
+    budget_reason: str = ""
 
     def __post_init__(self) -> None:
         if self.status not in STATUSES:
             raise ValueError(f"{self.slug}: status must be one of {STATUSES}, got {self.status!r}")
+        budget = self.budget_s
+        if isinstance(budget, bool) or not isinstance(budget, int | float) or not math.isfinite(budget):
+            raise ValueError(f"{self.slug}: budget_s must be a finite number of seconds, got {budget!r}")
+        if budget <= 0:
+            raise ValueError(f"{self.slug}: budget_s must be > 0 seconds, got {budget!r}")
+        if budget != DEFAULT_BUDGET_S and not self.budget_reason.strip():
+            raise ValueError(
+                f"{self.slug}: budget_s={budget:g} differs from the default {DEFAULT_BUDGET_S:g} s, "
+                "so budget_reason must say why"
+            )
 
     @property
     def module(self) -> str:
@@ -41,6 +73,16 @@ class SystemEntry:
     @property
     def runnable(self) -> bool:
         return self.status in RUNNABLE_STATUSES
+
+    @property
+    def docs_page(self) -> str:
+        """The system's docs page, relative to the repository root."""
+        return f"docs/{self.slug}.md"
+
+    @property
+    def has_experiment(self) -> bool:
+        """Whether the package has a headline experiment (checked on disk, nothing is imported)."""
+        return (Path(__file__).parent / self.module.removeprefix("iclr26.") / "experiment.py").is_file()
 
     def experiment(self) -> Callable:
         """Import and return the headline experiment ``run(ctx) -> Result``."""

@@ -1,4 +1,4 @@
-"""The ``iclr26`` command line: list, run, reproduce, report."""
+"""The ``iclr26`` command line: list, run, reproduce, sweep, report."""
 
 from __future__ import annotations
 
@@ -38,6 +38,46 @@ class UserError(Exception):
 class Scale(StrEnum):
     small = "small"
     medium = "medium"
+
+
+class Executor(StrEnum):
+    local = "local"
+    ray = "ray"
+
+
+ExecutorOption = Annotated[
+    Executor,
+    typer.Option(help="local (this machine's processes) or ray (a local Ray instance, or --address)."),
+]
+AddressOption = Annotated[
+    str | None,
+    typer.Option(help="Address of a running Ray cluster (with --executor ray); default: start a local one."),
+]
+
+
+def _check_executor(executor: Executor, address: str | None) -> None:
+    """Fail early, in one line, when the executor cannot work (before anything runs)."""
+    if address is not None and executor != Executor.ray:
+        raise UserError("--address needs --executor ray")
+    if executor == Executor.ray:
+        from .ray_executor import RayUnavailable, check_address, require_ray
+
+        try:
+            require_ray()
+            if address is not None:
+                check_address(address)
+        except RayUnavailable as exc:
+            raise UserError(str(exc)) from None
+
+
+def _outcome_line(outcome, entry: catalogue.SystemEntry, scale: str) -> str:
+    seconds = "" if outcome.seconds is None else f" ({outcome.seconds:.1f} s)"
+    seed = f" seed {outcome.seed}" if outcome.seed is not None else ""
+    over = ""
+    if scale == "small" and outcome.state == "ran" and outcome.seconds and outcome.seconds > entry.budget_s:
+        over = f", over its {entry.budget_s:g} s budget"
+    extra = f": {outcome.error}" if outcome.error else ""
+    return f"{outcome.slug}{seed}: {outcome.state}{seconds}{over}{extra}"
 
 
 def _ensure_writable(out: Path) -> Path:
@@ -81,15 +121,31 @@ def _claims_table(result) -> Table:
 def list_systems(
     as_json: Annotated[bool, typer.Option("--json", help="Print the catalogue as JSON.")] = False,
 ) -> None:
-    """Show all 38 systems: slug, family, status, one-line summary."""
+    """Show all 38 systems: number, slug, family, status, one-line summary.
+
+    On a terminal: a table. Piped: one tab-separated line per system, never wrapped.
+    """
     if as_json:
         import json
 
         rows = [
-            {"slug": e.slug, "family": e.family, "status": e.status, "summary": e.summary}
+            {
+                "slug": e.slug,
+                "family": e.family,
+                "status": e.status,
+                "summary": e.summary,
+                "docs": e.docs_page,
+                "headline_experiment": e.has_experiment,
+                "budget_s": e.budget_s,
+                "budget_reason": e.budget_reason,
+            }
             for e in catalogue.SYSTEMS
         ]
         typer.echo(json.dumps(rows, indent=2))
+        return
+    if not sys.stdout.isatty():
+        for i, e in enumerate(catalogue.SYSTEMS, 1):
+            typer.echo("\t".join((str(i), e.slug, e.family, e.status, e.summary)))
         return
     table = Table(title=f"iclr26 {__version__}: {len(catalogue.SYSTEMS)} systems")
     for col in ("#", "slug", "family", "status", "summary"):
@@ -150,14 +206,19 @@ def reproduce_command(
         str | None, typer.Option(help="Comma-separated slugs to run (default: all runnable).")
     ] = None,
     out: Annotated[Path, typer.Option(help="Results folder.")] = Path("results"),
-    jobs: Annotated[int, typer.Option(min=1, help="Systems run in parallel processes.")] = 1,
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Systems run in parallel (processes, or CPUs of a local Ray instance).")
+    ] = 1,
     seed: Annotated[int, typer.Option(help="Random seed of every run.")] = 0,
     scale: Annotated[Scale, typer.Option(help="small or medium.")] = Scale.small,
+    executor: ExecutorOption = Executor.local,
+    address: AddressOption = None,
     report: Annotated[bool, typer.Option(help="Write the report when done.")] = True,
 ) -> None:
     """Run every implemented/verified system (resuming finished ones) and write the report."""
     from tqdm.auto import tqdm
 
+    from .ray_executor import RayUnavailable
     from .report import write_report
     from .runner import reproduce
 
@@ -168,23 +229,98 @@ def reproduce_command(
             raise UserError(f"not implemented yet (status planned/partial): {', '.join(not_runnable)}")
     else:
         entries = catalogue.runnable()
+    _check_executor(executor, address)
     _ensure_writable(out)
     if not entries:
         err_console.print("no system is implemented or verified yet: nothing to run")
     bar = tqdm(total=len(entries), desc="reproduce", file=sys.stderr, disable=not entries)
+    by_slug = {e.slug: e for e in entries}
 
     def on_outcome(outcome) -> None:
         bar.update(1)
-        seconds = "" if outcome.seconds is None else f" ({outcome.seconds:.1f} s)"
-        extra = f": {outcome.error}" if outcome.error else ""
-        bar.write(f"{outcome.slug}: {outcome.state}{seconds}{extra}", file=sys.stderr)
+        bar.write(_outcome_line(outcome, by_slug[outcome.slug], scale.value), file=sys.stderr)
 
-    summary = reproduce(entries, seed=seed, scale=scale.value, out_dir=out, jobs=jobs, on_outcome=on_outcome)
-    bar.close()
+    try:
+        summary = reproduce(
+            entries, seed=seed, scale=scale.value, out_dir=out, jobs=jobs, on_outcome=on_outcome,
+            executor=executor.value, address=address,
+        )
+    except RayUnavailable as exc:
+        raise UserError(str(exc)) from None
+    finally:
+        bar.close()
     ran, cached, failed = (summary.by_state(s) for s in ("ran", "cached", "failed"))
     console.print(
         f"reproduce: {len(ran)} ran, {len(cached)} cached, {len(failed)} failed"
         + (f" ({', '.join(failed)})" if failed else "")
+    )
+    if report:
+        md, page = write_report(out)
+        console.print(f"report: {md} and {page}")
+    if failed:
+        raise typer.Exit(1)
+
+
+def _sweep_table(agg: dict) -> Table:
+    seeds = agg["seeds"]
+    table = Table(title=f"{agg['slug']}: {len(seeds)} seeds, scale {agg['scale']}", show_lines=True)
+    for col in ("claim", "criterion", "mean ± std", "95% interval over seeds", "verdicts"):
+        table.add_column(col, overflow="fold")
+    for row in agg["claims"]:
+        mean = "—" if row["mean"] is None else f"{row['mean']:.4g}"
+        std = "" if row["std"] is None else f" ± {row['std']:.2g}"
+        interval = "—" if row["interval"] is None else f"[{row['interval'][0]:.4g}, {row['interval'][1]:.4g}]"
+        verdicts = ", ".join(f"{k} {n}/{row['runs']}" for k, n in row["verdicts"].items() if n)
+        table.add_row(row["statement"], row["criterion"], mean + std, interval, verdicts)
+    return table
+
+
+@app.command("sweep")
+def sweep_command(
+    slug: Annotated[str, typer.Argument(help="The system's slug (see `iclr26 list`).")],
+    seeds: Annotated[str, typer.Option(help="Seeds: a range 0-9, a list 0,2,5, or both (0-4,10).")],
+    out: Annotated[
+        Path, typer.Option(help="Results folder: runs in OUT/sweeps/seed-N/, the aggregate in OUT/sweeps/.")
+    ] = Path("results"),
+    scale: Annotated[Scale, typer.Option(help="small or medium.")] = Scale.small,
+    jobs: Annotated[
+        int, typer.Option(min=1, help="Seeds run in parallel (processes, or CPUs of a local Ray instance).")
+    ] = 1,
+    executor: ExecutorOption = Executor.local,
+    address: AddressOption = None,
+    report: Annotated[bool, typer.Option(help="Write the report when done.")] = True,
+) -> None:
+    """Run one system's headline experiment over many seeds and aggregate its claims."""
+    from .ray_executor import RayUnavailable
+    from .report import write_report
+    from .sweep import aggregate_path, parse_seeds, sweep
+
+    entry = _entry(slug)
+    try:
+        seed_list = parse_seeds(seeds)
+    except ValueError as exc:
+        raise UserError(f"--seeds: {exc}") from None
+    if not entry.runnable and os.environ.get("ICLR26_FORCE") != "1":
+        raise UserError(f"system {slug!r} is {entry.status}: it has no headline experiment to run yet")
+    _check_executor(executor, address)
+    _ensure_writable(out)
+    err_console.print(f"sweeping {slug} over {len(seed_list)} seeds (scale {scale.value}) ...")
+
+    def on_outcome(outcome) -> None:
+        err_console.print(_outcome_line(outcome, entry, scale.value), highlight=False)
+
+    try:
+        summary, agg = sweep(
+            entry, seed_list, scale=scale.value, out_dir=out, jobs=jobs, executor=executor.value,
+            address=address, on_outcome=on_outcome,
+        )
+    except RayUnavailable as exc:
+        raise UserError(str(exc)) from None
+    console.print(_sweep_table(agg))
+    failed = summary.by_state("failed")
+    console.print(
+        f"sweep {slug}: {len(summary.by_state('ran'))} ran, {len(summary.by_state('cached'))} cached, "
+        f"{len(failed)} failed; aggregate {aggregate_path(out, slug)}"
     )
     if report:
         md, page = write_report(out)
@@ -211,7 +347,8 @@ def main(argv: list[str] | None = None) -> int:
     """Entry point: usage errors and user errors become one line on stderr and exit code 2."""
     command = typer.main.get_command(app)
     try:
-        command.main(args=argv, prog_name="iclr26", standalone_mode=False)
+        # Without standalone mode, a command that raises typer.Exit(n) makes main() *return* n.
+        code = command.main(args=argv, prog_name="iclr26", standalone_mode=False)
     except UserError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -225,7 +362,7 @@ def main(argv: list[str] | None = None) -> int:
         return exc.exit_code
     except typer.Abort:
         return 130
-    return 0
+    return code if isinstance(code, int) else 0
 
 
 if __name__ == "__main__":  # pragma: no cover

@@ -6,12 +6,14 @@ import base64
 import datetime as dt
 import html
 import math
+import os
 from pathlib import Path
 from typing import Any
 
 from . import __version__, catalogue
 from .claims import Result
 from .store import atomic_write_text, load_error, load_result
+from .sweep import load_sweeps
 
 MAX_TABLE_ROWS = 40
 
@@ -90,30 +92,101 @@ def _scalar_metrics(metrics: dict[str, Any]) -> list[list[str]]:
     return [[k, _fmt(v)] for k, v in metrics.items() if isinstance(v, int | float | str | bool) or v is None]
 
 
-SUMMARY_HEADER = ["system", "status", "claims", "seconds", "seed", "scale"]
+_DOCS_DIR = Path(__file__).resolve().parents[2] / "docs"  # the repository's docs/, in a source checkout
+FRONT_HEADER = ["#", "system", "status", "claims", "seconds", "budget (s)", "scale", "sweep", "docs"]
 
 
-def _summary_rows(results: list[Result], errors: list[dict[str, Any]]) -> list[list[str]]:
-    """One row per system that ran (its verdict counts) or failed (its error)."""
-    rows = [
-        [r.slug, catalogue.get(r.slug).status, _verdict_counts(r), _fmt(r.seconds), _fmt(r.seed), r.scale]
-        for r in results
-    ]
-    rows += [
-        [
-            e["slug"],
-            catalogue.get(e["slug"]).status,
-            "FAILED: " + e.get("error", ""),
-            _fmt(e.get("seconds")),
-            _fmt(e.get("seed")),
-            e.get("scale", ""),
-        ]
-        for e in errors
-    ]
+def _docs_link(results_dir: Path, entry: catalogue.SystemEntry) -> str | None:
+    """Relative link from ``results_dir`` to the system's docs page, or ``None`` when it has none."""
+    page = _DOCS_DIR / f"{entry.slug}.md"
+    if not page.is_file():
+        return None
+    return Path(os.path.relpath(page, results_dir.resolve())).as_posix()
+
+
+def over_budget(result: Result) -> bool:
+    """Whether a ``small``-scale run took longer than its system's budget (other scales have none)."""
+    budget = catalogue.get(result.slug).budget_s
+    return result.scale == "small" and result.seconds is not None and result.seconds > budget
+
+
+def _front_rows(
+    results_dir: Path, results: list[Result], errors: list[dict[str, Any]], sweeps: list[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """One row per catalogue system: status, verdict counts or failure, time beside budget, links."""
+    ran = {r.slug: r for r in results}
+    failed = {e["slug"]: e for e in errors}
+    swept = {a["slug"]: a for a in sweeps}
+    rows = []
+    for i, entry in enumerate(catalogue.SYSTEMS, 1):
+        r, e, sw = ran.get(entry.slug), failed.get(entry.slug), swept.get(entry.slug)
+        if r is not None:
+            claims, seconds, scale = _verdict_counts(r), _fmt(r.seconds), r.scale
+        elif e is not None:
+            error = (e.get("error") or "").strip().splitlines()
+            first = error[0] if error else "no message"
+            claims = "FAILED: " + (first if len(first) <= 100 else first[:99] + "…")
+            seconds, scale = _fmt(e.get("seconds")), e.get("scale", "")
+        else:
+            claims, seconds, scale = "not run", "—", "—"
+        over = r is not None and over_budget(r)
+        rows.append(
+            {
+                "cells": [
+                    str(i), entry.slug, entry.status, claims,
+                    seconds + (" (over budget)" if over else ""), f"{entry.budget_s:g}", scale,
+                    f"{len(sw['seeds'])} seeds" if sw else "—", f"docs/{entry.slug}.md",
+                ],
+                "section": r is not None or e is not None,
+                "sweep": sw is not None,
+                "docs": _docs_link(results_dir, entry),
+                "over": over,
+            }
+        )
     return rows
 
 
+def _budget_line(results: list[Result]) -> str:
+    over = [r for r in results if over_budget(r)]
+    if not over:
+        return "No small-scale run is over its budget."
+    return "Over budget at scale small: " + ", ".join(
+        f"{r.slug} ({_fmt(r.seconds)} s of {catalogue.get(r.slug).budget_s:g} s)" for r in over
+    ) + "."
+
+
+SWEEP_HEADER = ["claim", "criterion", "runs", "mean", "std", "95% interval over seeds", "verdicts"]
+
+
+def _sweep_rows(agg: dict[str, Any]) -> list[list[str]]:
+    rows = []
+    for c in agg["claims"]:
+        lo_hi = c.get("interval")
+        interval = "—" if lo_hi is None else f"[{_fmt(lo_hi[0])}, {_fmt(lo_hi[1])}]"
+        verdicts = ", ".join(f"{k} {n}/{c['runs']}" for k, n in c["verdicts"].items() if n)
+        rows.append(
+            [
+                c["statement"], c["criterion"], f"{c['measured_runs']} measured of {c['runs']}",
+                _fmt(c.get("mean")), _fmt(c.get("std")), interval,
+                verdicts + (" (post hoc)" if c.get("post_hoc") else ""),
+            ]
+        )
+    return rows
+
+
+def _sweep_caption(agg: dict[str, Any]) -> str:
+    seeds = agg["seeds"]
+    text = f"{len(seeds)} seeds ({', '.join(map(str, seeds))}), scale {agg['scale']}"
+    if agg.get("failed"):
+        text += "; failed seeds: " + "; ".join(f"{k}: {v}" for k, v in agg["failed"].items())
+    return text
+
+
 Collected = tuple[list[Result], list[dict[str, Any]]]
+
+
+def _md_link(text: str, target: str | None) -> str:
+    return f"[{text}]({target})" if target else text
 
 
 def render_markdown(results_dir: str | Path, collected: Collected | None = None) -> str:
@@ -130,20 +203,32 @@ def render_markdown(results_dir: str | Path, collected: Collected | None = None)
     statuses = [e.status for e in catalogue.SYSTEMS]
     out.append("Catalogue: " + ", ".join(f"{statuses.count(s)} {s}" for s in catalogue.STATUSES) + ".")
     out.append("")
+    sweeps = load_sweeps(results_dir)
     if not results and not errors:
         out += [
             "No system has a result here yet: no system is `implemented` or `verified`, or none has run.",
             "",
         ]
-        return "\n".join(out)
+    front = []
+    for row in _front_rows(results_dir, results, errors, sweeps):
+        cells = list(row["cells"])
+        cells[1] = _md_link(cells[1], f"#{cells[1]}" if row["section"] else None)
+        cells[7] = _md_link(cells[7], f"#sweep-{row['cells'][1]}" if row["sweep"] else None)
+        cells[8] = _md_link(cells[8], row["docs"]) if row["docs"] else "—"
+        if row["over"]:
+            cells[4] = f"**{cells[4]}**"
+        front.append(cells)
     out += [
-        "## Summary",
+        "## Systems",
         "",
-        _md_table(SUMMARY_HEADER, _summary_rows(results, errors)),
+        _md_table(FRONT_HEADER, front),
+        "",
+        f"Budget: seconds a `small` run may take on an idle machine ({catalogue.DEFAULT_BUDGET_S:g} s unless "
+        "the catalogue gives a reason for another). " + _budget_line(results),
         "",
     ]
     for r in results:
-        out += [f"## {r.slug}", "", catalogue.get(r.slug).summary, ""]
+        out += [f'<a id="{r.slug}"></a>', "", f"## {r.slug}", "", catalogue.get(r.slug).summary, ""]
         out += [_md_table(CLAIM_HEADER, _claim_rows(r)), ""]
         scalars = _scalar_metrics(r.metrics)
         if scalars:
@@ -159,13 +244,27 @@ def render_markdown(results_dir: str | Path, collected: Collected | None = None)
         if r.notes:
             out += [r.notes, ""]
         out += [
-            f"Run time {_fmt(r.seconds)} s, seed {r.seed}, scale {r.scale}, config `{r.config_hash}`; "
+            f"Run time {_fmt(r.seconds)} s ({_budget_text(r)}), seed {r.seed}, scale {r.scale}, "
+            f"config `{r.config_hash}`; "
             + ", ".join(f"{k} {v}" for k, v in r.versions.items() if k != "platform"),
             "",
         ]
     for e in errors:
-        out += [f"## {e['slug']} (failed)", "", "```", e.get("error", ""), "```", ""]
+        out += [f'<a id="{e["slug"]}"></a>', "", f"## {e['slug']} (failed)", ""]
+        out += ["```", e.get("error", ""), "```", ""]
+    if sweeps:
+        out += ["## Sweeps", ""]
+    for agg in sweeps:
+        out += [f'<a id="sweep-{agg["slug"]}"></a>', "", f"### {agg['slug']} over seeds", ""]
+        out += [_sweep_caption(agg), "", _md_table(SWEEP_HEADER, _sweep_rows(agg)), ""]
     return "\n".join(out)
+
+
+def _budget_text(r: Result) -> str:
+    budget = catalogue.get(r.slug).budget_s
+    if r.scale != "small":
+        return f"the {budget:g} s budget is for scale small"
+    return f"budget {budget:g} s" + (", OVER BUDGET" if over_budget(r) else "")
 
 
 def _html_table(header: list[str], rows: list[list[str]], verdict_col: int | None = None) -> str:
@@ -179,6 +278,26 @@ def _html_table(header: list[str], rows: list[list[str]], verdict_col: int | Non
                 cls = {"holds": "ok", "does not hold": "bad", "inconclusive": "mid"}.get(cell, "na")
             cells.append(f'<td class="{cls}">{html.escape(cell)}</td>')
         body.append("<tr>" + "".join(cells) + "</tr>")
+    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+
+
+def _html_front_table(rows: list[dict[str, Any]]) -> str:
+    def link(text: str, target: str | None) -> str:
+        text = html.escape(text)
+        return f"<a href='{html.escape(target)}'>{text}</a>" if target else text
+
+    head = "".join(f"<th>{html.escape(h)}</th>" for h in FRONT_HEADER)
+    body = []
+    for row in rows:
+        cells = [html.escape(c) for c in row["cells"]]
+        slug = row["cells"][1]
+        cells[1] = link(slug, f"#{slug}" if row["section"] else None)
+        cells[7] = link(row["cells"][7], f"#sweep-{slug}" if row["sweep"] else None)
+        cells[8] = link(row["cells"][8], row["docs"]) if row["docs"] else "—"
+        classes = [""] * len(cells)
+        if row["over"]:
+            classes[4] = "bad"
+        body.append("<tr>" + "".join(f'<td class="{k}">{c}</td>' for k, c in zip(classes, cells)) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
@@ -204,10 +323,16 @@ def render_html(results_dir: str | Path, collected: Collected | None = None) -> 
     if not results and not errors:
         parts.append(
             "<p>No system has a result here yet: no system is <code>implemented</code> or "
-            "<code>verified</code>, or none has run.</p></body></html>"
+            "<code>verified</code>, or none has run.</p>"
         )
-        return "".join(parts)
-    parts += ["<h2>Summary</h2>", _html_table(SUMMARY_HEADER, _summary_rows(results, errors))]
+    sweeps = load_sweeps(results_dir)
+    parts += [
+        "<h2>Systems</h2>",
+        _html_front_table(_front_rows(results_dir, results, errors, sweeps)),
+        f"<p>Budget: seconds a <code>small</code> run may take on an idle machine "
+        f"({catalogue.DEFAULT_BUDGET_S:g} s unless the catalogue gives a reason for another). "
+        f"{html.escape(_budget_line(results))}</p>",
+    ]
     for r in results:
         parts += [
             f"<h2 id='{html.escape(r.slug)}'>{html.escape(r.slug)}</h2>",
@@ -230,11 +355,22 @@ def render_html(results_dir: str | Path, collected: Collected | None = None) -> 
             parts.append(f"<p>{html.escape(r.notes)}</p>")
         versions = ", ".join(f"{k} {v}" for k, v in r.versions.items() if k != "platform")
         parts.append(
-            f"<p><small>Run time {_fmt(r.seconds)} s, seed {r.seed}, scale {html.escape(r.scale)}, "
+            f"<p><small>Run time {_fmt(r.seconds)} s ({html.escape(_budget_text(r))}), seed {r.seed}, "
+            f"scale {html.escape(r.scale)}, "
             f"config {html.escape(r.config_hash)}; {html.escape(versions)}</small></p>"
         )
     for e in errors:
-        parts += [f"<h2>{html.escape(e['slug'])} (failed)</h2><pre>{html.escape(e.get('error', ''))}</pre>"]
+        slug = html.escape(e["slug"])
+        parts += [f"<h2 id='{slug}'>{slug} (failed)</h2><pre>{html.escape(e.get('error', ''))}</pre>"]
+    if sweeps:
+        parts.append("<h2>Sweeps</h2>")
+    for agg in sweeps:
+        slug = html.escape(agg["slug"])
+        parts += [
+            f"<h3 id='sweep-{slug}'>{slug} over seeds</h3>",
+            f"<p>{html.escape(_sweep_caption(agg))}</p>",
+            _html_table(SWEEP_HEADER, _sweep_rows(agg)),
+        ]
     parts.append("</body></html>")
     return "".join(parts)
 

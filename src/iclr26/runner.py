@@ -1,15 +1,17 @@
-"""Running headline experiments: one system (``run_system``) or many with resume (``reproduce``)."""
+"""Running headline experiments: one system (``run_system``), or many (system, seed) tasks with resume
+(``run_tasks``, ``reproduce``) on the local executor or on Ray."""
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import multiprocessing
 import platform
-import sys
 import time
 import traceback
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
+from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
@@ -92,12 +94,30 @@ def run_system(
     return result
 
 
+EXECUTORS = ("local", "ray")
+
+
+@dataclass(frozen=True)
+class Task:
+    """One run: a system's headline experiment at one seed and scale, stored under ``out_dir``.
+
+    ``experiment`` overrides the entry's own experiment (used by tests with toy systems).
+    """
+
+    entry: SystemEntry
+    seed: int
+    scale: str
+    out_dir: str
+    experiment: Callable[[RunContext], Result] | None = None
+
+
 @dataclass
 class Outcome:
     slug: str
     state: str  # "ran", "cached" or "failed"
     seconds: float | None = None
     error: str = ""
+    seed: int | None = None
 
 
 @dataclass
@@ -108,30 +128,106 @@ class ReproduceSummary:
         return [o.slug for o in self.outcomes if o.state == state]
 
 
-def _run_one(entry: SystemEntry, seed: int, scale: str, out_dir: str, experiment: Callable | None) -> Outcome:
-    """Run one system, turning any exception into a stored error (so the others still run)."""
+def record_failure(task: Task, message: str, seconds: float | None, trace: str = "") -> Outcome:
+    """Store ``DIR/SLUG/error.json`` for a failed task and return its outcome."""
+    save_error(
+        task.out_dir,
+        task.entry.slug,
+        {
+            "slug": task.entry.slug,
+            "seed": task.seed,
+            "scale": task.scale,
+            "error": message,
+            "traceback": trace,
+            "seconds": seconds,
+        },
+    )
+    return Outcome(task.entry.slug, "failed", seconds, message, task.seed)
+
+
+def run_task(task: Task) -> Outcome:
+    """Run one task, turning any exception into a stored error (so the others still run)."""
     start = time.perf_counter()
     try:
         result = run_system(
-            entry, seed=seed, scale=scale, out_dir=out_dir, show_progress=False, experiment=experiment
+            task.entry,
+            seed=task.seed,
+            scale=task.scale,
+            out_dir=task.out_dir,
+            show_progress=False,
+            experiment=task.experiment,
         )
-        return Outcome(entry.slug, "ran", result.seconds)
+        return Outcome(task.entry.slug, "ran", result.seconds, seed=task.seed)
     except Exception as exc:  # noqa: BLE001 - a failing system must not stop the others
-        message = f"{type(exc).__name__}: {exc}"
         seconds = round(time.perf_counter() - start, 3)
-        save_error(
-            out_dir,
-            entry.slug,
-            {
-                "slug": entry.slug,
-                "seed": seed,
-                "scale": scale,
-                "error": message,
-                "traceback": traceback.format_exc(),
-                "seconds": seconds,
-            },
-        )
-        return Outcome(entry.slug, "failed", seconds, message)
+        return record_failure(task, f"{type(exc).__name__}: {exc}", seconds, traceback.format_exc())
+
+
+def run_tasks(
+    tasks: Sequence[Task],
+    *,
+    jobs: int = 1,
+    executor: str = "local",
+    address: str | None = None,
+    on_outcome: Callable[[Outcome], None] | None = None,
+) -> ReproduceSummary:
+    """Run every task unless a result with the same config hash is already stored under its ``out_dir``.
+
+    A failing task is recorded (``OUT_DIR/SLUG/error.json``) and the others still run. ``executor="local"``
+    runs the tasks in this process (``jobs=1``) or in ``jobs`` spawned processes (so torch and BLAS state
+    are not shared); ``executor="ray"`` runs each task in its own Ray worker process, on a local Ray
+    instance with ``jobs`` CPUs or on the cluster at ``address`` (see :mod:`iclr26.ray_executor`).
+    Outcomes are reported to ``on_outcome`` as they arrive and returned in the order of ``tasks``.
+    """
+    if isinstance(jobs, bool) or not isinstance(jobs, int) or jobs < 1:
+        raise ValueError(f"jobs must be an integer >= 1, got {jobs!r}")
+    if executor not in EXECUTORS:
+        raise ValueError(f"executor must be one of {EXECUTORS}, got {executor!r}")
+    if address is not None and executor != "ray":
+        raise ValueError(f"address is only used by executor='ray', got executor={executor!r}")
+    for t in tasks:
+        if t.scale not in SCALES:
+            raise ValueError(f"scale must be one of {SCALES}, got {t.scale!r}")
+    # Workers (Ray's in particular) may run in another working directory: absolute paths only.
+    tasks = [dataclasses.replace(t, out_dir=str(Path(t.out_dir).resolve())) for t in tasks]
+    outcomes: dict[int, Outcome] = {}
+
+    def record(index: int, outcome: Outcome) -> None:
+        outcomes[index] = outcome
+        if on_outcome is not None:
+            on_outcome(outcome)
+
+    pending: list[tuple[int, Task]] = []
+    for i, task in enumerate(tasks):
+        stored = load_result(task.out_dir, task.entry.slug)
+        if stored is not None and stored.config_hash == config_hash(task.entry.slug, task.seed, task.scale):
+            record(i, Outcome(task.entry.slug, "cached", stored.seconds, seed=task.seed))
+        else:
+            pending.append((i, task))
+
+    if executor == "ray":
+        from .ray_executor import run_on_ray
+
+        run_on_ray(pending, jobs=jobs, address=address, record=record)
+    elif jobs == 1 or len(pending) <= 1:
+        for i, task in pending:
+            record(i, run_task(task))
+    else:
+        context = multiprocessing.get_context("spawn")
+        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
+            futures = {pool.submit(run_task, task): (i, task) for i, task in pending}
+            for future in as_completed(futures):
+                i, task = futures[future]
+                try:
+                    outcome = future.result()
+                except BrokenProcessPool:  # a worker died: the pool cannot run what was left in it
+                    message = (
+                        "BrokenProcessPool: a worker process died (running this task or one beside it) "
+                        "before this task returned; run again to retry it"
+                    )
+                    outcome = record_failure(task, message, None)
+                record(i, outcome)
+    return ReproduceSummary([outcomes[i] for i in sorted(outcomes)])
 
 
 def reproduce(
@@ -143,42 +239,15 @@ def reproduce(
     jobs: int = 1,
     experiments: dict[str, Callable] | None = None,
     on_outcome: Callable[[Outcome], None] | None = None,
+    executor: str = "local",
+    address: str | None = None,
 ) -> ReproduceSummary:
-    """Run every entry's experiment unless a result with the same config hash is already stored.
+    """Run every entry's experiment at ``seed`` unless a result with the same config hash is stored.
 
-    A failing system is recorded (``DIR/SLUG/error.json``) and the others still run. With ``jobs > 1``
-    systems run in separate processes (spawned, so torch and BLAS state are not shared).
+    Results go to ``out_dir/SLUG/result.json``; see :func:`run_tasks` for failures, ``jobs``,
+    ``executor`` and ``address``. ``experiments`` maps slugs to experiments that override the entries'
+    own (used by tests with toy systems).
     """
-    if jobs < 1:
-        raise ValueError(f"jobs must be >= 1, got {jobs}")
-    out_dir = str(out_dir)
     experiments = experiments or {}
-    summary = ReproduceSummary()
-
-    def record(outcome: Outcome) -> None:
-        summary.outcomes.append(outcome)
-        if on_outcome is not None:
-            on_outcome(outcome)
-
-    pending = []
-    for entry in entries:
-        stored = load_result(out_dir, entry.slug)
-        if stored is not None and stored.config_hash == config_hash(entry.slug, seed, scale):
-            record(Outcome(entry.slug, "cached", stored.seconds))
-        else:
-            pending.append(entry)
-
-    if jobs == 1 or len(pending) <= 1:
-        for entry in pending:
-            record(_run_one(entry, seed, scale, out_dir, experiments.get(entry.slug)))
-    else:
-        context = multiprocessing.get_context("spawn")
-        with ProcessPoolExecutor(max_workers=jobs, mp_context=context) as pool:
-            futures = [
-                pool.submit(_run_one, e, seed, scale, out_dir, experiments.get(e.slug)) for e in pending
-            ]
-            for future in as_completed(futures):
-                record(future.result())
-    order = {e.slug: i for i, e in enumerate(entries)}
-    summary.outcomes.sort(key=lambda o: order.get(o.slug, sys.maxsize))
-    return summary
+    tasks = [Task(e, seed, scale, str(out_dir), experiments.get(e.slug)) for e in entries]
+    return run_tasks(tasks, jobs=jobs, executor=executor, address=address, on_outcome=on_outcome)

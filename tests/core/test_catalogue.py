@@ -52,3 +52,46 @@ def test_unknown_slug_raises_keyerror_with_hint():
 def test_bad_status_rejected():
     with pytest.raises(ValueError, match="status"):
         catalogue.SystemEntry("x", "f", "done", "s")
+
+
+def test_fields_fit_on_one_tab_separated_line():
+    for e in catalogue.SYSTEMS:
+        for value in (e.slug, e.family, e.status, e.summary):
+            assert "\t" not in value and "\n" not in value, e.slug
+
+
+def test_budgets_default_or_with_a_reason():
+    for e in catalogue.SYSTEMS:
+        assert e.budget_s > 0
+        assert e.budget_s == catalogue.DEFAULT_BUDGET_S or e.budget_reason.strip(), e.slug
+    entry = catalogue.SystemEntry("x", "f", "planned", "s")
+    assert entry.budget_s == 45.0 and entry.budget_reason == ""
+    slow = catalogue.SystemEntry("x", "f", "planned", "s", budget_s=90, budget_reason="trains 5 seeds")
+    assert slow.budget_s == 90
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"budget_s": 90}, "budget_reason"),
+        ({"budget_s": 90, "budget_reason": "  "}, "budget_reason"),
+        ({"budget_s": 0, "budget_reason": "r"}, "> 0"),
+        ({"budget_s": -5, "budget_reason": "r"}, "> 0"),
+        ({"budget_s": float("nan"), "budget_reason": "r"}, "finite"),
+        ({"budget_s": float("inf"), "budget_reason": "r"}, "finite"),
+        ({"budget_s": True, "budget_reason": "r"}, "finite"),
+        ({"budget_s": "45"}, "finite"),
+    ],
+)
+def test_bad_budget_rejected(kwargs, message):
+    with pytest.raises(ValueError, match=message):
+        catalogue.SystemEntry("x", "f", "planned", "s", **kwargs)
+
+
+def test_docs_page_and_headline_experiment_flag():
+    src = Path(__file__).resolve().parents[2] / "src" / "iclr26"
+    for e in catalogue.SYSTEMS:
+        assert e.docs_page == f"docs/{e.slug}.md"
+        assert e.has_experiment == (src / e.slug.replace("-", "_") / "experiment.py").is_file()
+        if e.runnable:
+            assert e.has_experiment, e.slug

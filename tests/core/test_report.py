@@ -1,8 +1,13 @@
+import os
+import re
+from pathlib import Path
+
 import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
+from iclr26 import catalogue  # noqa: E402
 from iclr26.claims import Claim, Result  # noqa: E402
 from iclr26.report import write_report  # noqa: E402
 from iclr26.runtime import RunContext  # noqa: E402
@@ -42,3 +47,44 @@ def test_report_has_claims_plots_and_failures(tmp_path):
     assert "[-0.1, 0.2] (95%, bootstrap over 9 graphs)" in md and "exact" in md
     assert "1 hold, 1 do not, 1 inconclusive, 0 not measurable" in md
     assert "silhouette" in page
+
+
+def _small_result(slug, seconds, scale="small"):
+    claim = Claim("a count", 3.0, ">=", 1.0, exact=True)
+    return Result(claims=[claim], slug=slug, seed=0, scale=scale, seconds=seconds, config_hash="h")
+
+
+def test_front_page_lists_all_38_with_budget_and_links(tmp_path):
+    save_result(tmp_path, _small_result("disco", 50.0))  # over its 45 s budget
+    save_result(tmp_path, _small_result("icym2i", 10.0))
+    save_result(tmp_path, _small_result("simpletom", 99.0, scale="medium"))  # the budget is for small
+    error = {"slug": "m3-irt", "error": "RuntimeError: boom\nsecond line", "seconds": 2}
+    save_error(tmp_path, "m3-irt", error)
+    md_path, html_path = write_report(tmp_path)
+    md, page = md_path.read_text(), html_path.read_text()
+
+    front = md.split("## Systems", 1)[1].split("\n## ", 1)[0]
+    rows = [line for line in front.splitlines() if re.match(r"^\| \d+ \|", line)]
+    assert len(rows) == 38
+    for e, row in zip(catalogue.SYSTEMS, rows):
+        assert f" {e.slug}" in row or f"[{e.slug}]" in row
+        assert f"| {e.status} |" in row and f"| {e.budget_s:g} |" in row
+    by_slug = {e.slug: row for e, row in zip(catalogue.SYSTEMS, rows)}
+    assert "[disco](#disco)" in by_slug["disco"] and "**50 (over budget)**" in by_slug["disco"]
+    assert "1 hold, 0 do not, 0 inconclusive, 0 not measurable" in by_slug["disco"]
+    assert "[icym2i](#icym2i)" in by_slug["icym2i"] and "over budget" not in by_slug["icym2i"]
+    assert "over budget" not in by_slug["simpletom"] and "medium" in by_slug["simpletom"]
+    assert "[m3-irt](#m3-irt)" in by_slug["m3-irt"] and "FAILED: RuntimeError: boom |" in by_slug["m3-irt"]
+    assert "not run" in by_slug["bah"] and "[bah]" not in by_slug["bah"]
+    # Docs links are relative to the results folder and point at real pages; no page, no link.
+    docs = Path(__file__).resolve().parents[2] / "docs"
+    link = os.path.relpath(docs / "disco.md", tmp_path.resolve())
+    assert f"[docs/disco.md]({link})" in by_slug["disco"] and (tmp_path / link).resolve().is_file()
+    assert by_slug["bah"].rstrip(" |").endswith("—")
+    # Every section linked from the front page exists.
+    for slug in ("disco", "icym2i", "m3-irt", "simpletom"):
+        assert f'<a id="{slug}"></a>' in md and f"id='{slug}'" in page
+    assert "Over budget at scale small: disco (50 s of 45 s)." in md
+    assert "budget 45 s, OVER BUDGET" in md and "the 45 s budget is for scale small" in md
+    assert page.count("<tr>") >= 38 and f"href='{link}'" in page and "href='#disco'" in page
+    assert '<td class="bad">50 (over budget)</td>' in page

@@ -130,3 +130,21 @@ def test_bad_arguments(tmp_path):
         reproduce([], out_dir=tmp_path, jobs=0)
     with pytest.raises(ValueError, match="scale"):
         run_system(catalogue.get("disco"), scale="huge", out_dir=tmp_path)
+    with pytest.raises(ValueError, match="scale"):
+        reproduce(_entries("disco"), out_dir=tmp_path, scale="huge")
+    with pytest.raises(ValueError, match="executor must be one of"):
+        reproduce([], out_dir=tmp_path, executor="spark")
+    with pytest.raises(ValueError, match="address is only used by executor='ray'"):
+        reproduce([], out_dir=tmp_path, address="127.0.0.1:6379")
+    with pytest.raises(ValueError, match="jobs"):
+        reproduce([], out_dir=tmp_path, jobs=True)
+
+
+def test_a_dead_local_worker_is_recorded_not_raised(toys, tmp_path):
+    entries = _entries("disco", "m3-irt")
+    summary = reproduce(
+        entries, out_dir=tmp_path, jobs=2, experiments={"disco": toys.dies, "m3-irt": toys.interval_claims}
+    )
+    assert [o.slug for o in summary.outcomes] == ["disco", "m3-irt"]
+    assert "disco" in summary.by_state("failed")
+    assert "BrokenProcessPool" in load_error(tmp_path, "disco")["error"]
