@@ -18,7 +18,6 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
-from ._identity import folder_identity, module_identity
 
 # Local files only, always: no code path of ours may reach the Hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -95,6 +94,8 @@ class HFModel(LanguageModel):
         of the parameters, config and tokenizer (for a model built in memory), plus the dtype it runs
         in. Computed once, on first use."""
         if self._identity is None:
+            from ._identity import folder_identity, module_identity
+
             if self._source_dir is not None:
                 content = folder_identity(self._source_dir)
             else:
