@@ -164,9 +164,28 @@ def run_command(
     scale: Annotated[
         Scale, typer.Option(help="small (minutes on 2 cores) or medium (closer to the paper).")
     ] = Scale.small,
+    model: Annotated[
+        str | None,
+        typer.Option(help="Model benchmarks: embedded | hf:PATH | openai:MODEL@URL (default: the system's)."),
+    ] = None,
+    judge: Annotated[
+        str | None, typer.Option(help="Model benchmarks with a judge: the judge, same forms as --model.")
+    ] = None,
+    limit: Annotated[
+        int | None, typer.Option(min=1, help="Model benchmarks: at most this many items (see the docs page).")
+    ] = None,
+    batch_size: Annotated[
+        int | None, typer.Option(min=1, help="Model benchmarks: prompts per model call.")
+    ] = None,
+    api_key_env: Annotated[
+        str | None,
+        typer.Option(help="Environment variable holding the API key of an openai: model (sent only then)."),
+    ] = None,
 ) -> None:
     """Run one system's headline experiment and print its claims table."""
     from .runner import run_system
+
+    options = dict(model=model, judge=judge, limit=limit, batch_size=batch_size, api_key_env=api_key_env)
 
     entry = _entry(slug)
     if not entry.runnable and os.environ.get("ICLR26_FORCE") != "1":
@@ -174,7 +193,7 @@ def run_command(
     _ensure_writable(out)
     err_console.print(f"running {slug} (seed {seed}, scale {scale.value}) ...")
     try:
-        result = run_system(entry, seed=seed, scale=scale.value, out_dir=out)
+        result = run_system(entry, seed=seed, scale=scale.value, out_dir=out, options=options)
     except ValueError as exc:
         raise UserError(f"{slug}: {exc}") from None
     console.print(_claims_table(result))

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 import multiprocessing
 import platform
 import time
@@ -14,6 +15,7 @@ from concurrent.futures.process import BrokenProcessPool
 from dataclasses import dataclass, field
 from importlib import metadata
 from pathlib import Path
+from typing import Any
 
 from . import __version__
 from .catalogue import SystemEntry
@@ -43,22 +45,35 @@ def run_system(
     out_dir: str | Path = "results",
     show_progress: bool = True,
     experiment: Callable[[RunContext], Result] | None = None,
+    options: dict[str, Any] | None = None,
 ) -> Result:
     """Run ``entry``'s headline experiment and store ``out_dir/SLUG/result.json`` atomically.
 
     ``experiment`` overrides the entry's own experiment (used by tests with toy systems).
+    ``options`` are model-benchmark options (``model``, ``judge``, ``limit``, ``batch_size``,
+    ``api_key_env``; see :class:`~iclr26.runtime.RunContext`): a system takes those its experiment
+    module lists in ``MODEL_OPTIONS``; any other raises ``ValueError`` before anything runs. The
+    options set are part of the config hash and stored as ``metrics["run_options"]``.
     """
     if scale not in SCALES:
         raise ValueError(f"scale must be one of {SCALES}, got {scale!r}")
+    run = experiment if experiment is not None else entry.experiment()
+    options = {k: v for k, v in (options or {}).items() if v is not None}
+    accepted = getattr(inspect.getmodule(run), "MODEL_OPTIONS", ())
+    refused = [k for k in options if k not in accepted]
+    if refused:
+        flags = ", ".join("--" + k.replace("_", "-") for k in refused)
+        takes = ", ".join("--" + k.replace("_", "-") for k in accepted) or "no model options"
+        raise ValueError(f"{entry.slug} does not take {flags} (it takes {takes})")
     ctx = RunContext(
         slug=entry.slug,
         seed=seed,
         scale=scale,
         out_dir=Path(out_dir) / entry.slug,
         show_progress=show_progress,
+        **options,
     )
     seed_everything(seed)
-    run = experiment if experiment is not None else entry.experiment()
     start = time.perf_counter()
     result = run(ctx)
     seconds = time.perf_counter() - start
@@ -70,7 +85,9 @@ def run_system(
     result.seed = seed
     result.scale = scale
     result.seconds = round(seconds, 3)
-    result.config_hash = config_hash(entry.slug, seed, scale)
+    result.config_hash = config_hash(entry.slug, seed, scale, options=options)
+    if options:
+        result.metrics["run_options"] = dict(options)
     result.versions = environment_versions()
     result.artifacts = list(dict.fromkeys([*ctx.artifacts, *result.artifacts]))
     save_result(out_dir, result)

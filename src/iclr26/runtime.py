@@ -16,6 +16,9 @@ import numpy as np
 from .store import atomic_write_bytes, atomic_write_json
 
 SCALES = ("small", "medium")
+#: Options of the model benchmarks (``iclr26 run SLUG --model ... --limit ... --batch-size ...``). A
+#: system takes the ones its experiment module lists in ``MODEL_OPTIONS``.
+MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
 T = TypeVar("T")
 
 
@@ -40,6 +43,12 @@ class RunContext:
     scale: ``"small"`` (default, minutes on 2 CPU cores) or ``"medium"`` (closer to the paper).
     out_dir: the system's own folder, ``DIR/SLUG/``; plots and extra files go here.
     show_progress: whether progress bars are drawn (on stderr).
+    model, judge: for model benchmarks, the model (and judge) spec the user chose (``embedded``,
+        ``hf:PATH``, ``openai:MODEL@URL``; see :func:`iclr26.models.load_model`); ``None``: the
+        system's default.
+    limit: for model benchmarks, use at most this many items (the system says what an item is).
+    batch_size: for model benchmarks, prompts per model call (``None``: the system's default).
+    api_key_env: the environment variable holding the API key of an ``openai:`` model or judge.
     """
 
     slug: str
@@ -48,16 +57,44 @@ class RunContext:
     out_dir: Path = field(default_factory=lambda: Path("results") / "_scratch")
     show_progress: bool = True
     artifacts: list[str] = field(default_factory=list)
+    model: str | None = None
+    judge: str | None = None
+    limit: int | None = None
+    batch_size: int | None = None
+    api_key_env: str | None = None
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
             raise ValueError(f"scale must be one of {SCALES}, got {self.scale!r}")
+        for name in ("limit", "batch_size"):
+            value = getattr(self, name)
+            if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
+                raise ValueError(f"{name} must be a positive integer, got {value!r}")
+        for name in ("model", "judge", "api_key_env"):
+            value = getattr(self, name)
+            if value is not None and (not isinstance(value, str) or not value):
+                raise ValueError(f"{name} must be a non-empty string, got {value!r}")
         self.out_dir = Path(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
 
     @property
     def small(self) -> bool:
         return self.scale == "small"
+
+    def model_options(self) -> dict[str, Any]:
+        """The model-benchmark options that were set (for provenance and config hashes)."""
+        return {k: getattr(self, k) for k in MODEL_OPTIONS if getattr(self, k) is not None}
+
+    def load_model(self, default: str = "embedded", *, judge: bool = False) -> Any:
+        """The model the user chose (``--model``, or ``--judge`` when ``judge``), else ``default``,
+        loaded with :func:`iclr26.models.load_model` (``api_key_env`` goes to HTTP models only)."""
+        from .models import load_model
+
+        spec = (self.judge if judge else self.model) or default
+        kwargs = {}
+        if self.api_key_env and spec.startswith(("openai:", "http://", "https://")):
+            kwargs["api_key_env"] = self.api_key_env
+        return load_model(spec, **kwargs)
 
     def rng(self, offset: int = 0) -> np.random.Generator:
         """A NumPy generator derived from the run seed (``offset`` separates independent streams)."""

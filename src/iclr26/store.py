@@ -56,9 +56,15 @@ def atomic_write_json(path: str | os.PathLike, obj: Any) -> Path:
     return atomic_write_text(path, json.dumps(obj, indent=2, sort_keys=False, allow_nan=False) + "\n")
 
 
-def config_hash(slug: str, seed: int, scale: str, version: str = __version__) -> str:
-    """Hash of what determines a run's result: (slug, seed, scale, package version)."""
-    key = json.dumps({"slug": slug, "seed": seed, "scale": scale, "version": version}, sort_keys=True)
+def config_hash(
+    slug: str, seed: int, scale: str, version: str = __version__, options: dict[str, Any] | None = None
+) -> str:
+    """Hash of what determines a run's result: (slug, seed, scale, package version, and the
+    model-benchmark ``options`` when any is set, e.g. ``{"model": "hf:/models/x"}``)."""
+    spec: dict[str, Any] = {"slug": slug, "seed": seed, "scale": scale, "version": version}
+    if options:
+        spec["options"] = options
+    key = json.dumps(spec, sort_keys=True)
     return hashlib.sha256(key.encode()).hexdigest()[:16]
 
 

@@ -93,8 +93,9 @@ def test_embedded_stories_format_balance_and_determinism():
     assert recs != generate_stories(seed=1)
     assert len({r["id"] for r in generate_stories(120)}) == 360
     for t in ("aware", "action", "judge"):
-        keys = [r["answerKey"] for r in recs if r["id"].endswith(t)]
-        assert abs(keys.count("A") - keys.count("B")) <= 1
+        for n in (len(recs), 24 * 3, 7 * 3):  # balanced in every prefix (pairs of stories)
+            keys = [r["answerKey"] for r in recs[:n] if r["id"].endswith(t)]
+            assert abs(keys.count("A") - keys.count("B")) <= 1
     for r in recs:
         assert "not the authors'" in r["source"]
         correct = r["choices"]["text"][r["choices"]["label"].index(r["answerKey"])]
@@ -106,11 +107,67 @@ def test_embedded_stories_format_balance_and_determinism():
     assert {"supermarket", "hospital", "school", "office"} <= settings
 
 
+def test_story_ids_and_texts_are_stable_across_sizes():
+    """Asking for more stories appends; it never reshuffles the smaller set."""
+    small = generate_stories(24)
+    for n in (25, 49, 60):
+        assert generate_stories(n)[: len(small)] == small
+    assert generate_stories(24, seed=1)[:3] == generate_stories(25, seed=1)[:3]
+    assert generate_stories(24, seed=1) != small
+
+
+def _by_config(recs):
+    from iclr26.simpletom import CONFIGS
+
+    return {c: [r for r in recs if r["id"].endswith(s)] for c, s in CONFIGS.items()}
+
+
+def test_loader_reads_the_three_hub_configurations(tmp_path):
+    """The Hub repository's JSONL, its parquet branch, and the datasets cache / save_to_disk Arrow."""
+    pa = pytest.importorskip("pyarrow")
+    import pyarrow.parquet as pq
+
+    recs = generate_stories(4)
+    parts = _by_config(recs)
+    expected = [r for c in parts for r in parts[c]]  # mental-state, behaviour, judgment
+    hub, parquet, arrow = tmp_path / "hub", tmp_path / "parquet", tmp_path / "arrow"
+    for config, rows in parts.items():
+        (hub / config).mkdir(parents=True)
+        (hub / config / "test.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+        (parquet / config / "test").mkdir(parents=True)
+        pq.write_table(pa.Table.from_pylist(rows), parquet / config / "test" / "0000.parquet")
+        folder = arrow / config / "0.0.0" / "abc123"
+        folder.mkdir(parents=True)
+        table = pa.Table.from_pylist(rows)
+        with pa.OSFile(str(folder / "simple_to_m-test.arrow"), "wb") as sink:
+            with pa.ipc.new_stream(sink, table.schema) as writer:  # datasets writes the stream format
+                writer.write_table(table)
+    for root in (hub, parquet, arrow):
+        assert load_simpletom(root) == expected
+    assert load_simpletom(parquet / "behavior-qa" / "test" / "0000.parquet") == parts["behavior-qa"]
+    # What goes wrong is said, not skipped.
+    (hub / "judgment-qa" / "test.jsonl").rename(hub / "judgment-qa" / "test.txt")
+    with pytest.raises(ValueError, match="judgment-qa holds no"):
+        load_simpletom(hub)
+    with pytest.raises(ValueError, match="lacks the configuration folder.*mental-state-qa"):
+        load_simpletom(hub / "behavior-qa")
+    (hub / "judgment-qa" / "test.jsonl").write_text(json.dumps(parts["behavior-qa"][0]) + "\n")
+    with pytest.raises(ValueError, match="is in judgment-qa but does not end in 'judge'"):
+        load_simpletom(hub)
+    (parquet / "behavior-qa" / "test" / "0000.parquet").write_bytes(b"not parquet")
+    with pytest.raises(ValueError, match="not a readable parquet table"):
+        load_simpletom(parquet)
+
+
 def test_loader_and_stats(tmp_path):
     recs = generate_stories(4)
     path = tmp_path / "simpletom.jsonl"
     path.write_text("".join(json.dumps(r) + "\n" for r in recs))
     assert load_simpletom(path) == recs
+    dup = tmp_path / "dup.jsonl"
+    dup.write_text(json.dumps(recs[0]) + "\n" + json.dumps(recs[0]) + "\n")
+    with pytest.raises(ValueError, match="duplicate id"):
+        load_simpletom(dup)
     bad = tmp_path / "bad.jsonl"
     bad.write_text(json.dumps({**recs[0], "answerKey": "C"}) + "\n")
     with pytest.raises(ValueError, match="answerKey"):
@@ -142,3 +199,40 @@ def test_task_end_to_end_on_tiny_model(tmp_path):
         assert rec["parsed"] == extract_answer(rec["text"])
     again = rescore(simpletom_task(generate_stories(3)), tmp_path / "log.sqlite", model.name)
     assert again.metrics == res.metrics
+    # One implementation of the per-type statistics: the task's aggregate equals simpletom_stats.
+    preds = [
+        {"id": r["sample_id"], "predicted": r["parsed"], "correct": s.data["answerKey"]}
+        for r, s in zip(res.records, task.load())
+    ]
+    stats = simpletom_stats(preds)
+    assert {t: res.metrics[t] for t in stats} == stats
+    assert res.metrics["all"]["n"] == 9
+
+
+def test_headline_takes_model_limit_and_batch_size(tmp_path, monkeypatch):
+    """`iclr26 run simpletom --model hf:PATH --limit 2 --batch-size 3`: the chosen model's identity is
+    in the result; options a system does not take are refused before anything runs."""
+    pytest.importorskip("transformers")
+    from iclr26 import catalogue
+    from iclr26.claims import Result
+    from iclr26.cli import main
+    from iclr26.models import tiny_random_model
+    from iclr26.runner import run_system
+
+    monkeypatch.setenv("ICLR26_CACHE", str(tmp_path / "cache"))
+    monkeypatch.setenv("ICLR26_NO_PROGRESS", "1")
+    tiny_random_model(seed=4, save_to=tmp_path / "tiny")
+    out = tmp_path / "results"
+    argv = ["run", "simpletom", "--model", f"hf:{tmp_path / 'tiny'}", "--limit", "2", "--batch-size", "3"]
+    assert main([*argv, "--out", str(out)]) == 0
+    stored = Result.from_dict(json.loads((out / "simpletom" / "result.json").read_text()))
+    assert stored.metrics["run_options"] == {"model": f"hf:{tmp_path / 'tiny'}", "limit": 2, "batch_size": 3}
+    assert stored.metrics["model"]["identity"].startswith("transformers:sha256:")
+    assert stored.tables["model"][0]["identity"] == stored.metrics["model"]["identity"]
+    assert stored.metrics["model"]["identity"] in stored.claims[0].scale
+    assert sum(r["n"] for r in stored.tables["simpletom_by_question_type"]) == 6
+    assert all(c.interval is not None for c in stored.claims)
+    with pytest.raises(ValueError, match="disco does not take --model"):
+        run_system(catalogue.get("disco"), out_dir=tmp_path / "x", options={"model": "embedded"})
+    assert main(["run", "disco", "--batch-size", "4", "--out", str(tmp_path / "x")]) == 2
+    assert not (tmp_path / "x" / "disco" / "result.json").exists()

@@ -1,4 +1,8 @@
-"""Append-only per-sample log in SQLite (WAL mode): one row per (task, sample, model, config, seed)."""
+"""Append-only per-sample log in SQLite (WAL mode): one row per (task, sample, model, config, seed).
+
+The ``model`` column holds the model's content identity (what keys are built from); ``model_name``
+its readable name; ``error`` why parsing or scoring the raw output failed (``NULL`` when it did not).
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,9 @@ CREATE TABLE IF NOT EXISTS samples (
     parsed TEXT NOT NULL,
     scores TEXT NOT NULL,
     batch_size INTEGER NOT NULL,
-    created REAL NOT NULL
+    created REAL NOT NULL,
+    model_name TEXT,
+    error TEXT
 );
 CREATE INDEX IF NOT EXISTS samples_task_model ON samples (task, model);
 CREATE TRIGGER IF NOT EXISTS samples_no_update BEFORE UPDATE ON samples
@@ -47,7 +53,11 @@ _COLUMNS = (
     "scores",
     "batch_size",
     "created",
+    "model_name",
+    "error",
 )
+#: Columns added after the first release: logs written before them get them on open (NULL for old rows).
+_ADDED_COLUMNS = ("model_name", "error")
 _JSON_COLUMNS = ("config", "prompt", "output", "parsed", "scores")
 
 
@@ -66,6 +76,14 @@ class SampleLog:
         self._conn.execute("PRAGMA journal_mode=WAL")
         self._conn.execute("PRAGMA synchronous=NORMAL")
         self._conn.executescript(_SCHEMA)
+        have = {row[1] for row in self._conn.execute("PRAGMA table_info(samples)")}
+        for col in _ADDED_COLUMNS:
+            if col not in have:
+                try:
+                    self._conn.execute(f"ALTER TABLE samples ADD COLUMN {col} TEXT")
+                except sqlite3.OperationalError as exc:  # another process added it first
+                    if "duplicate column" not in str(exc):
+                        raise
 
     def close(self) -> None:
         self._conn.close()
@@ -87,7 +105,7 @@ class SampleLog:
         rows = []
         now = time.time()
         for r in records:
-            row = {**r, "created": r.get("created", now)}
+            row = {"model_name": None, "error": None, **r, "created": r.get("created", now)}
             rows.append(
                 tuple(
                     json.dumps(row[c], ensure_ascii=False) if c in _JSON_COLUMNS else row[c] for c in _COLUMNS
@@ -123,8 +141,13 @@ class SampleLog:
                 out[d["key"]] = d
         return out
 
+    def identities(self, task: str, model_name: str) -> list[str]:
+        """The model identities logged for ``task`` under the readable name ``model_name``."""
+        q = "SELECT DISTINCT model FROM samples WHERE task = ? AND model_name = ? ORDER BY model"
+        return [r[0] for r in self._conn.execute(q, (task, model_name))]
+
     def records(self, task: str | None = None, model: str | None = None) -> list[dict[str, Any]]:
-        """All rows (optionally of one task and/or model), in insertion order."""
+        """All rows (optionally of one task and/or model identity), in insertion order."""
         q = f"SELECT {','.join(_COLUMNS)} FROM samples"
         cond, args = [], []
         if task is not None:

@@ -8,6 +8,7 @@ import os
 import platform
 import sys
 import time
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from importlib import metadata
@@ -21,17 +22,18 @@ from ._task import Sample, Task
 
 
 def sample_key(
-    task: Task, sample: Sample, model_name: str, config: GenerationConfig, seed: int, prompt: Any
+    task: Task, sample: Sample, model_identity: str, config: GenerationConfig, seed: int, prompt: Any
 ) -> str:
-    """The log key of one sample: a hash of (task name and version, sample id and content, model,
-    generation config, seed, and the prompt actually sent)."""
+    """The log key of one sample: a hash of (task name and version, sample id and content, the model's
+    content identity (:attr:`iclr26.models.LanguageModel.identity`, never its name alone), generation
+    config, seed, and the prompt actually sent)."""
     blob = json.dumps(
         {
             "task": task.name,
             "task_version": task.version,
             "sample": sample.id,
             "sample_hash": sample.content_hash(),
-            "model": model_name,
+            "model": model_identity,
             "config": config.to_dict(),
             "seed": int(seed),
             "prompt": prompt,
@@ -56,18 +58,23 @@ def versions() -> dict[str, str]:
 @dataclass
 class EvalResult:
     """An evaluation's outcome: aggregate ``metrics``, per-sample ``records`` and provenance
-    (model info, seed, batch size, generation config, versions; how many samples were newly asked
-    of the model vs read back from the log, wall time and throughput of the new ones)."""
+    (model info with its identity, seed, batch size, generation config, versions; how many samples
+    were newly asked of the model vs read back from the log, how many outputs could not be parsed or
+    scored, wall time and throughput of the new ones).
+
+    ``batch_size`` is the batch size the outputs were generated with: an int, or the sorted list of
+    sizes when the records come from runs with different sizes (a resumed or re-scored log)."""
 
     task: str
     model: dict[str, Any]
     seed: int
-    batch_size: int
+    batch_size: int | list[int]
     generation: dict[str, Any]
     metrics: dict[str, Any]
     records: list[dict[str, Any]]
     n_asked: int = 0
     n_reused: int = 0
+    n_errors: int = 0
     seconds: float = 0.0
     generation_seconds: float = 0.0
     log_path: str | None = None
@@ -90,9 +97,10 @@ class EvalResult:
             "n_samples": len(self.records),
             "n_asked": self.n_asked,
             "n_reused": self.n_reused,
+            "n_errors": self.n_errors,
             "seconds": self.seconds,
             "generation_seconds": self.generation_seconds,
-            "samples_per_second": self.samples_per_second,
+            "samples_per_second": self.samples_per_second if self.n_asked else None,
             "log_path": self.log_path,
             "versions": self.versions,
         }
@@ -107,12 +115,38 @@ def _prompt_size(prompt: Any) -> int:
     return len(prompt) if isinstance(prompt, str) else sum(len(m["content"]) for m in prompt)
 
 
-def _score_record(task: Task, sample: Sample, text: str) -> tuple[Any, dict[str, float]]:
-    parsed = task.parse(text, sample)
-    scores = task.score(parsed, sample)
-    if not isinstance(scores, dict) or not all(isinstance(v, int | float) for v in scores.values()):
-        raise ValueError(f"task {task.name!r}: score() must return a dict of numbers, got {scores!r}")
-    return parsed, {k: float(v) for k, v in scores.items()}
+def _score_record(task: Task, sample: Sample, text: str) -> tuple[Any, dict[str, float], str | None]:
+    """Parse and score one raw output: ``(parsed, scores, None)``, or, when the parser or scorer
+    raises or returns something unusable, ``(None, task.error_scores, "Type: message")``."""
+    try:
+        parsed = task.parse(text, sample)
+        scores = task.score(parsed, sample)
+        if not isinstance(scores, dict) or not all(
+            isinstance(v, int | float) and not isinstance(v, bool) for v in scores.values()
+        ):
+            raise ValueError(f"score() must return a dict of numbers, got {scores!r}")
+        json.dumps(parsed)
+        return parsed, {k: float(v) for k, v in scores.items()}, None
+    except Exception as exc:  # noqa: BLE001 - a failed parse is a scored row, not a lost batch
+        return None, dict(task.error_scores or {}), f"{type(exc).__name__}: {exc}"
+
+
+def _warn_errors(task: Task, records: list[dict[str, Any]]) -> int:
+    errors = [r for r in records if r.get("error")]
+    if errors:
+        warnings.warn(
+            f"task {task.name!r}: {len(errors)} of {len(records)} outputs could not be parsed or scored "
+            f"(first, sample {errors[0]['sample_id']!r}: {errors[0]['error']}); they are scored as "
+            "Task.error_scores and their raw outputs are in the log",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    return len(errors)
+
+
+def _batch_size_of(records: list[dict[str, Any]]) -> int | list[int]:
+    sizes = sorted({int(r["batch_size"]) for r in records})
+    return sizes[0] if len(sizes) == 1 else sizes
 
 
 def evaluate(
@@ -135,7 +169,7 @@ def evaluate(
     seed: the run's seed (part of every sample key; passed to sampling).
     batch_size: prompts per model call. Greedy scores do not depend on it.
     log: a SQLite file (or an open :class:`SampleLog`); ``None`` keeps nothing (no resume).
-    limit: use only the first ``limit`` samples.
+    limit: use only the first ``limit`` samples (>= 1).
     generation: overrides ``task.generation``; its seed is replaced by ``seed``.
     progress: show a progress bar (``True``), or a wrapper ``f(iterable, total=, desc=)`` such as
         :meth:`iclr26.runtime.RunContext.progress`.
@@ -144,6 +178,15 @@ def evaluate(
     Returns
     -------
     EvalResult, with records in the task's sample order.
+
+    Each batch's raw outputs are logged before anything else can fail. An output whose parsing or
+    scoring raises is kept as a row with ``parsed=None``, ``error`` set and ``task.error_scores`` as
+    its scores (a ``RuntimeWarning`` says how many); fix the parser and :func:`rescore` the log.
+
+    Raises
+    ------
+    ValueError
+        For a task without samples, and for bad arguments.
     """
     if not isinstance(task, Task):
         raise ValueError(f"task must be an iclr26.evaluation.Task, got {type(task).__name__}")
@@ -155,15 +198,14 @@ def evaluate(
     if not isinstance(config, GenerationConfig):
         raise ValueError("generation must be an iclr26.models.GenerationConfig")
     config = GenerationConfig(**{**config.__dict__, "seed": seed})
-    samples = task.load()
-    if limit is not None:
-        samples = samples[: check_int(limit, "limit", minimum=0)]
+    samples = _samples(task, limit)
+    identity = model.identity
     t0 = time.perf_counter()
     own_log = log is not None and not isinstance(log, SampleLog)
     slog = SampleLog(log) if own_log else log
     try:
         prompts = [task.build_prompt(s) for s in samples]
-        keys = [sample_key(task, s, model.name, config, seed, p) for s, p in zip(samples, prompts)]
+        keys = [sample_key(task, s, identity, config, seed, p) for s, p in zip(samples, prompts)]
         done = slog.get_many(keys) if slog is not None else {}
         pending = [i for i, k in enumerate(keys) if k not in done]
         if sort_by_length:
@@ -179,14 +221,15 @@ def evaluate(
                 raise RuntimeError(f"model returned {len(outs)} outputs for {len(batch)} prompts")
             recs = []
             for i, out in zip(batch, outs):
-                parsed, scores = _score_record(task, samples[i], out.text)
+                parsed, scores, error = _score_record(task, samples[i], out.text)
                 recs.append(
                     {
                         "key": keys[i],
                         "task": task.name,
                         "sample_id": samples[i].id,
                         "sample_group": samples[i].group,
-                        "model": model.name,
+                        "model": identity,
+                        "model_name": model.name,
                         "config": config.to_dict(),
                         "seed": seed,
                         "prompt": prompts[i],
@@ -194,6 +237,7 @@ def evaluate(
                         "parsed": parsed,
                         "scores": scores,
                         "batch_size": batch_size,
+                        "error": error,
                     }
                 )
             if slog is not None:
@@ -203,20 +247,31 @@ def evaluate(
     finally:
         if own_log and slog is not None:
             slog.close()
+    n_errors = _warn_errors(task, records)
     return EvalResult(
         task=task.name,
         model=model.info(),
         seed=seed,
-        batch_size=batch_size,
+        batch_size=_batch_size_of(records),
         generation=config.to_dict(),
         metrics=task.aggregate(records),
         records=records,
         n_asked=len(pending),
         n_reused=len(samples) - len(pending),
+        n_errors=n_errors,
         seconds=time.perf_counter() - t0,
         generation_seconds=gen_seconds,
         log_path=str(Path(slog.path)) if slog is not None else None,
     )
+
+
+def _samples(task: Task, limit: int | None) -> list[Sample]:
+    samples = task.load()
+    if not samples:
+        raise ValueError(f"task {task.name!r} has no samples: nothing to evaluate")
+    if limit is not None:
+        samples = samples[: check_int(limit, "limit", minimum=1)]
+    return samples
 
 
 def _public(row: dict[str, Any]) -> dict[str, Any]:
@@ -229,6 +284,7 @@ def _public(row: dict[str, Any]) -> dict[str, Any]:
         "text": row["output"]["text"],
         "parsed": row["parsed"],
         "scores": row["scores"],
+        "error": row.get("error"),
         "batch_size": row["batch_size"],
     }
 
@@ -256,30 +312,44 @@ def rescore(
     generation: GenerationConfig | None = None,
 ) -> EvalResult:
     """Re-parse and re-score saved outputs with ``task``'s current parser and scorer, without any
-    model call. ``model`` is the model (or its ``name``) the outputs came from; the samples, seed and
-    generation settings select the rows exactly as :func:`evaluate` keyed them.
+    model call.
 
-    Raises ``ValueError`` when any sample has no saved output.
+    ``model`` is the model the outputs came from, its :attr:`~iclr26.models.LanguageModel.identity`,
+    or its readable name when exactly one identity was logged under that name for this task. The
+    samples, seed and generation settings select the rows exactly as :func:`evaluate` keyed them.
+    The result's ``batch_size`` is the one the outputs were generated with (a sorted list if several).
+
+    Raises ``ValueError`` when any sample has no saved output, or the name is ambiguous.
     """
     if not isinstance(task, Task):
         raise ValueError(f"task must be an iclr26.evaluation.Task, got {type(task).__name__}")
-    name = model.name if isinstance(model, LanguageModel) else model
-    if not isinstance(name, str) or not name:
-        raise ValueError("model must be a LanguageModel or a non-empty model name")
+    if isinstance(model, LanguageModel):
+        identity, info = model.identity, model.info()
+    elif isinstance(model, str) and model:
+        identity, info = model, {"identity": model}
+    else:
+        raise ValueError("model must be a LanguageModel, a model identity or a model name")
     seed = check_int(seed, "seed")
     config = generation or task.generation
     config = GenerationConfig(**{**config.__dict__, "seed": seed})
-    samples = task.load()
-    if limit is not None:
-        samples = samples[: check_int(limit, "limit", minimum=0)]
+    samples = _samples(task, limit)
     t0 = time.perf_counter()
     own = not isinstance(log, SampleLog)
     if own and not Path(log).is_file():
         raise ValueError(f"no sample log at {str(log)!r}")
     slog = SampleLog(log) if own else log
     try:
+        if not isinstance(model, LanguageModel):
+            named = slog.identities(task.name, model)
+            if len(named) > 1:
+                raise ValueError(
+                    f"{len(named)} different models were logged under the name {model!r} for task "
+                    f"{task.name!r}; pass the model or one of its identities: {named}"
+                )
+            if named:
+                identity, info = named[0], {"name": model, "identity": named[0]}
         prompts = [task.build_prompt(s) for s in samples]
-        keys = [sample_key(task, s, name, config, seed, p) for s, p in zip(samples, prompts)]
+        keys = [sample_key(task, s, identity, config, seed, p) for s, p in zip(samples, prompts)]
         rows = slog.get_many(keys)
     finally:
         if own:
@@ -287,27 +357,26 @@ def rescore(
     missing = [s.id for s, k in zip(samples, keys) if k not in rows]
     if missing:
         raise ValueError(
-            f"{len(missing)} of {len(samples)} samples have no saved output for model {name!r} "
+            f"{len(missing)} of {len(samples)} samples have no saved output for model {identity!r} "
             f"(first: {missing[0]!r}); run evaluate() first"
         )
     records = []
-    batch_sizes = set()
     for s, k in zip(samples, keys):
         row = dict(rows[k])
-        parsed, scores = _score_record(task, s, row["output"]["text"])
-        row["parsed"], row["scores"] = parsed, scores
-        batch_sizes.add(row["batch_size"])
+        row["parsed"], row["scores"], row["error"] = _score_record(task, s, row["output"]["text"])
         records.append(_public(row))
+    n_errors = _warn_errors(task, records)
     return EvalResult(
         task=task.name,
-        model={"name": name},
+        model=info,
         seed=seed,
-        batch_size=max(batch_sizes) if batch_sizes else 0,
+        batch_size=_batch_size_of(records),
         generation=config.to_dict(),
         metrics=task.aggregate(records),
         records=records,
         n_asked=0,
         n_reused=len(records),
+        n_errors=n_errors,
         seconds=time.perf_counter() - t0,
         log_path=str(Path(slog.path)),
     )

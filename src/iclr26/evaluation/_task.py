@@ -33,18 +33,22 @@ class Sample:
 
 
 def mean_by_group(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Default aggregate: the mean of every score, overall and per sample group, with counts."""
-    by: dict[str, list[dict[str, float]]] = defaultdict(list)
+    """Default aggregate: the mean of every score, overall and per sample group, with counts.
+
+    A score missing from a record (e.g. a record whose output could not be parsed, when the task
+    sets no ``error_scores``) counts as 0; ``errors`` counts such records."""
+    by: dict[str, list[dict[str, Any]]] = defaultdict(list)
     for r in records:
-        by["all"].append(r["scores"])
+        by["all"].append(r)
         if r.get("group"):
-            by[r["group"]].append(r["scores"])
+            by[r["group"]].append(r)
     out: dict[str, Any] = {}
     for g, rows in by.items():
-        keys = sorted({k for row in rows for k in row})
+        keys = sorted({k for row in rows for k in row["scores"]})
         out[g] = {
             "n": len(rows),
-            **{k: sum(float(row.get(k, 0.0)) for row in rows) / len(rows) for k in keys},
+            "errors": sum(1 for row in rows if row.get("error")),
+            **{k: sum(float(row["scores"].get(k, 0.0)) for row in rows) / len(rows) for k in keys},
         }
     return out
 
@@ -64,6 +68,8 @@ class Task:
         ``sample_id``, ``group``, ``parsed``, ``scores``, ``output``.
     generation: the generation settings the task asks for.
     version: bump when the prompt, parser or scorer changes (part of every sample key).
+    error_scores: the scores of a sample whose ``parse`` or ``score`` raised (e.g. ``{"acc": 0.0}``);
+        default: no scores (:func:`mean_by_group` then counts each missing score as 0).
     """
 
     name: str
@@ -74,6 +80,7 @@ class Task:
     aggregate: Callable[[Sequence[dict[str, Any]]], dict[str, Any]] = mean_by_group
     generation: GenerationConfig = field(default_factory=GenerationConfig)
     version: str = "1"
+    error_scores: dict[str, float] | None = None
 
     def __post_init__(self) -> None:
         if not isinstance(self.name, str) or not self.name:
@@ -81,6 +88,11 @@ class Task:
         for attr in ("build_prompt", "parse", "score", "aggregate"):
             if not callable(getattr(self, attr)):
                 raise ValueError(f"Task.{attr} must be callable")
+        if self.error_scores is not None and not (
+            isinstance(self.error_scores, dict)
+            and all(isinstance(k, str) and isinstance(v, int | float) for k, v in self.error_scores.items())
+        ):
+            raise ValueError(f"Task.error_scores must be a dict of numbers, got {self.error_scores!r}")
         self._loaded: list[Sample] | None = None
 
     def load(self) -> list[Sample]:

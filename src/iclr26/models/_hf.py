@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Sequence
 from pathlib import Path
@@ -29,6 +30,9 @@ from ._tools import (
 # Local files only, always: no code path of ours may reach the Hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
+#: Rows sharing at least this many leading tokens get the prefix computed once (see ``_shared_prefix``).
+_MIN_SHARED_PREFIX = 8
+
 
 def _torch():
     import torch
@@ -40,21 +44,33 @@ class HFModel(LanguageModel):
     """A causal language model run locally with ``transformers``.
 
     Batches are left-padded; the attention mask hides the padding and position ids are counted from
-    each row's first real token, so greedy outputs do not depend on the batch they were run in.
+    each row's first real token, so greedy outputs do not depend on the batch they were run in. In
+    :meth:`generate`, a prefix shared by every prompt of a batch is computed once.
 
     Parameters
     ----------
     model, tokenizer:
         A ``transformers`` causal LM and its tokenizer (already loaded).
     name:
-        The model's identity in logs and sample keys (default: the model's ``name_or_path``).
+        A readable label (default: the model's ``name_or_path``). Sample keys use :attr:`identity`.
     device:
         ``"cpu"``, ``"cuda"``, ... (default: CUDA when available, else CPU).
+    identity:
+        The content identity when the caller already knows it (default: computed on first use from
+        the weights, config and tokenizer; see :attr:`identity`).
     """
 
     backend = "transformers"
 
-    def __init__(self, model: Any, tokenizer: Any, *, name: str | None = None, device: str | None = None):
+    def __init__(
+        self,
+        model: Any,
+        tokenizer: Any,
+        *,
+        name: str | None = None,
+        device: str | None = None,
+        identity: str | None = None,
+    ):
         torch = _torch()
         if device is None:
             device = "cuda" if torch.cuda.is_available() else "cpu"
@@ -74,6 +90,35 @@ class HFModel(LanguageModel):
                 eos.update(int(e) for e in src)
         self.eos_token_ids = sorted(eos)
         self.extra_info: dict[str, Any] = {}
+        self._identity = identity
+        self._source_dir: Path | None = None
+        ctx = getattr(model.config, "max_position_embeddings", None)
+        self.context_length: int | None = int(ctx) if isinstance(ctx, int) and ctx > 0 else None
+
+    @property
+    def identity(self) -> str:
+        """``"transformers:sha256:<hex>:<dtype>"``: a hash of the model folder's files (for a model
+        loaded with :meth:`from_pretrained`; file digests are cached by size and modification time) or
+        of the parameters, config and tokenizer (for a model built in memory), plus the dtype it runs
+        in. Computed once, on first use."""
+        if self._identity is None:
+            from ._identity import folder_identity, module_identity
+
+            if self._source_dir is not None:
+                content = folder_identity(self._source_dir)
+            else:
+                content = module_identity(self.model, self.tokenizer)
+            dtype = str(next(self.model.parameters()).dtype).replace("torch.", "")
+            self._identity = f"transformers:{content}:{dtype}"
+        return self._identity
+
+    def _check_length(self, n_tokens: int, extra: int, where: str) -> None:
+        if self.context_length is not None and n_tokens + extra > self.context_length:
+            more = f" + {extra} new tokens" if extra else ""
+            raise ValueError(
+                f"{where} has {n_tokens} tokens{more}, more than the model's context of "
+                f"{self.context_length} tokens"
+            )
 
     @classmethod
     def from_pretrained(
@@ -104,7 +149,9 @@ class HFModel(LanguageModel):
             kwargs["dtype"] = getattr(torch, dtype)
         model = AutoModelForCausalLM.from_pretrained(str(path), **kwargs)
         tokenizer = AutoTokenizer.from_pretrained(str(path), local_files_only=True)
-        return cls(model, tokenizer, name=name or path.name, device=device)
+        out = cls(model, tokenizer, name=name or path.name, device=device)
+        out._source_dir = path
+        return out
 
     # ------------------------------------------------------------------ text <-> ids
     def render(self, prompt: Prompt) -> str:
@@ -145,32 +192,45 @@ class HFModel(LanguageModel):
         if not prompts:
             return []
         rows = [self.encode(p) for p in prompts]
-        if any(len(r) == 0 for r in rows):
-            raise ValueError("prompts must not be empty")
+        for i, r in enumerate(rows):
+            if not r:
+                raise ValueError(f"prompts[{i}] must not be empty")
+            self._check_length(len(r), config.max_new_tokens, f"prompts[{i}]")
         if config.max_new_tokens == 0:
             return [Generation(text="", finish_reason="length", prompt_tokens=len(r)) for r in rows]
-        ids, mask = self._left_pad(rows)
+        from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
+
+        shared = self._shared_prefix(rows)
+        ids, mask = self._left_pad(rows) if shared is None else shared[:2]
+        recorder = _ChosenLogprobs()
+        processors = LogitsProcessorList([recorder])
         gen_kwargs: dict[str, Any] = {
             "max_new_tokens": config.max_new_tokens,
             "do_sample": not config.greedy,
             "pad_token_id": self.pad_token_id,
             "eos_token_id": self.eos_token_ids or None,
             "return_dict_in_generate": True,
-            "output_logits": True,
         }
         if not config.greedy:
-            gen_kwargs.update(temperature=float(config.temperature), top_p=float(config.top_p), top_k=0)
+            # The recorder must see the raw logits, so it runs first and the warpers after it (the
+            # order transformers itself uses: temperature, then top-p; no top-k).
+            gen_kwargs.update(temperature=1.0, top_p=1.0, top_k=0)
+            processors.append(TemperatureLogitsWarper(float(config.temperature)))
+            if config.top_p < 1:
+                processors.append(TopPLogitsWarper(float(config.top_p)))
             torch.manual_seed(config.seed)
         hf_config = HFGenerationConfig(**gen_kwargs)
+        extra = {} if shared is None else {self._cache_kwarg(): shared[2]}
         with torch.inference_mode():
             out = self.model.generate(
                 input_ids=ids,
                 attention_mask=mask,
                 generation_config=hf_config,
+                logits_processor=processors,
+                **extra,
             )
         new = out.sequences[:, ids.shape[1] :]
-        logprobs = torch.log_softmax(torch.stack(out.logits, dim=1).float(), dim=-1)
-        chosen = logprobs.gather(-1, new[:, : logprobs.shape[1], None]).squeeze(-1)
+        chosen = recorder.chosen(new)
         results = []
         eos = set(self.eos_token_ids)
         for i in range(len(prompts)):
@@ -183,6 +243,47 @@ class HFModel(LanguageModel):
                     break
             results.append(self._finish(toks, lps, finish, config, len(rows[i])))
         return results
+
+    def _cache_kwarg(self) -> str:
+        """``cache`` (transformers >= 5.2x) or ``past_key_values`` (older): the KV-cache argument."""
+        return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+
+    def _shared_prefix(self, rows: Sequence[Sequence[int]]):
+        """``(ids, mask, cache)`` for a batch whose rows share a prefix of at least
+        ``_MIN_SHARED_PREFIX`` tokens, else ``None``.
+
+        The shared prefix (e.g. a system message and instructions) is run once and its KV cache
+        copied to every row; each row's own tokens follow it, right-aligned, with the padding between
+        prefix and suffix masked out (position ids come from the mask, so every row sees the same
+        positions as alone). On SimpleToM's 72 small-run prompts (41 shared tokens of ~130) this
+        took 26 instead of 32 CPU-s, with identical outputs.
+        """
+        if len(rows) < 2:
+            return None
+        first = rows[0]
+        p = 0
+        while all(len(r) > p + 1 and r[p] == first[p] for r in rows):
+            p += 1
+        if p < _MIN_SHARED_PREFIX:
+            return None
+        torch = _torch()
+        prefix = list(first[:p])
+        with torch.inference_mode():
+            out = self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True)
+        cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if cache is None or not hasattr(cache, "batch_repeat_interleave"):
+            return None
+        cache.batch_repeat_interleave(len(rows))
+        width = max(len(r) - p for r in rows)
+        ids = torch.full((len(rows), p + width), self.pad_token_id, dtype=torch.long)
+        mask = torch.zeros((len(rows), p + width), dtype=torch.long)
+        ids[:, :p] = torch.tensor(prefix, dtype=torch.long)
+        mask[:, :p] = 1
+        for i, r in enumerate(rows):
+            n = len(r) - p
+            ids[i, p + width - n :] = torch.tensor(list(r[p:]), dtype=torch.long)
+            mask[i, p + width - n :] = 1
+        return ids.to(self.device), mask.to(self.device), cache
 
     def _finish(
         self, toks: list[int], lps: list[float], finish: str, config: GenerationConfig, n_prompt: int
@@ -286,6 +387,7 @@ class HFModel(LanguageModel):
                 cont_ids = list(self.tokenizer(cont, add_special_tokens=False)["input_ids"])
             if not ctx_ids:
                 raise ValueError(f"contexts[{i}] must not be empty")
+            self._check_length(len(ctx_ids) + len(cont_ids), 0, f"contexts[{i}] + continuations[{i}]")
             pairs.append((ctx_ids, cont_ids))
         out: list[LogLikelihood] = []
         for start in range(0, len(pairs), batch_size):
@@ -312,6 +414,7 @@ class HFModel(LanguageModel):
         ids = list(self.tokenizer(text, add_special_tokens=True)["input_ids"])
         if not ids:
             return [], [], []
+        self._check_length(len(ids), 0, "text")
         lp = self._forward_logprobs([ids])[0]
         torch = _torch()
         target = torch.tensor(ids[1:], device=lp.device)
@@ -330,6 +433,7 @@ class HFModel(LanguageModel):
         n_params = sum(p.numel() for p in self.model.parameters())
         return {
             "name": self.name,
+            "identity": self.identity,
             "backend": self.backend,
             "architecture": type(self.model).__name__,
             "parameters": int(n_params),
@@ -338,3 +442,35 @@ class HFModel(LanguageModel):
             "torch_threads": int(torch.get_num_threads()),
             **self.extra_info,
         }
+
+
+class _ChosenLogprobs:
+    """A logits processor that records the log-probability of each generated token, one step behind.
+
+    At step ``t`` it receives the raw logits of step ``t`` and the tokens chosen up to step ``t - 1``:
+    it gathers the log-probability of token ``t - 1`` from the log-softmax it kept and keeps step
+    ``t``'s. Memory: one ``batch x vocabulary`` array, instead of one per generated token.
+    """
+
+    def __init__(self) -> None:
+        self._values: list[Any] = []
+        self._pending: Any = None
+
+    def __call__(self, input_ids, scores):
+        torch = _torch()
+        if self._pending is not None:
+            self._values.append(self._pending.gather(-1, input_ids[:, -1:]).squeeze(-1))
+        self._pending = torch.log_softmax(scores.float(), dim=-1)
+        return scores
+
+    def chosen(self, new):
+        """``(batch, len)`` log-probabilities of the generated tokens ``new`` (``(batch, len)`` ids)."""
+        torch = _torch()
+        n = new.shape[1]
+        vals = self._values[:n]
+        if len(vals) < n and self._pending is not None:
+            vals.append(self._pending.gather(-1, new[:, len(vals), None]).squeeze(-1))
+        if len(vals) < n:
+            raise RuntimeError(f"recorded {len(vals)} log-probabilities for {n} generated tokens")
+        self._pending = None
+        return torch.stack(vals, dim=1) if vals else torch.zeros((new.shape[0], 0))

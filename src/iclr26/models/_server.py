@@ -3,6 +3,9 @@
 Routes: ``GET /v1/models``, ``POST /v1/chat/completions``, ``POST /v1/completions`` (with
 ``echo`` + ``logprobs`` for prompt log-probabilities, as vLLM serves them). It exists so the HTTP
 backend is tested against a real server, and so a local model can be shared by several processes.
+
+``n`` (several choices per prompt) is supported; ``stream: true`` is refused with HTTP 400 (this
+server answers whole responses only), as is a prompt longer than the model's context.
 """
 
 from __future__ import annotations
@@ -17,6 +20,18 @@ from typing import Any
 
 from ._base import GenerationConfig, LanguageModel
 from ._tools import to_openai_messages
+
+
+def _n_from(body: dict[str, Any]) -> int:
+    """The number of choices asked per prompt (``n``, default 1); ``stream`` is refused."""
+    if body.get("stream"):
+        raise ValueError("stream=true is not supported by this server; send stream=false (the default)")
+    n = body.get("n", 1)
+    if n is None:
+        n = 1
+    if isinstance(n, bool) or not isinstance(n, int) or not 1 <= n <= 64:
+        raise ValueError(f"'n' must be an integer from 1 to 64, got {n!r}")
+    return n
 
 
 def _config_from(body: dict[str, Any], default_max: int) -> GenerationConfig:
@@ -103,24 +118,28 @@ class OpenAICompatibleServer:
         messages = body.get("messages")
         if not isinstance(messages, list) or not messages:
             raise ValueError("'messages' must be a non-empty list")
+        n = _n_from(body)
         config = _config_from(body, 16)
-        with self._lock:
-            gen = self.model.generate([messages], config)[0]
-        choice: dict[str, Any] = {
-            "index": 0,
-            "message": {"role": "assistant", "content": gen.text},
-            "finish_reason": gen.finish_reason,
-        }
-        if body.get("logprobs"):
-            choice["logprobs"] = {
-                "content": [
-                    {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
-                    for t, lp in zip(gen.tokens, gen.token_logprobs)
-                ]
+        with self._lock:  # n copies in one batch: greedy gives n equal choices, sampling n draws
+            gens = self.model.generate([messages] * n, config)
+        choices = []
+        for i, gen in enumerate(gens):
+            choice: dict[str, Any] = {
+                "index": i,
+                "message": {"role": "assistant", "content": gen.text},
+                "finish_reason": gen.finish_reason,
+                "logprobs": None,
             }
-        else:
-            choice["logprobs"] = None
-        return self._envelope("chat.completion", [choice], gen.prompt_tokens, len(gen.tokens))
+            if body.get("logprobs"):
+                choice["logprobs"] = {
+                    "content": [
+                        {"token": t, "logprob": lp, "bytes": list(t.encode()), "top_logprobs": []}
+                        for t, lp in zip(gen.tokens, gen.token_logprobs)
+                    ]
+                }
+            choices.append(choice)
+        n_gen = sum(len(g.tokens) for g in gens)
+        return self._envelope("chat.completion", choices, gens[0].prompt_tokens, n_gen)
 
     def _chat_tools(self, body: dict[str, Any]) -> dict[str, Any]:
         """A chat with ``tools`` or tool turns: through ``model.chat``; calls come back as
@@ -158,14 +177,16 @@ class OpenAICompatibleServer:
         prompts = [prompt] if isinstance(prompt, str) else prompt
         if not isinstance(prompts, list) or not prompts or not all(isinstance(p, str) for p in prompts):
             raise ValueError("'prompt' must be a string or a non-empty list of strings")
+        n = _n_from(body)
         config = _config_from(body, 16)
         echo = bool(body.get("echo"))
         want_lp = body.get("logprobs") is not None
         with self._lock:
-            gens = self.model.generate(prompts, config)
+            gens = self.model.generate([p for p in prompts for _ in range(n)], config)
             echoed = [self.model.text_logprobs(p) for p in prompts] if echo else None
         choices, n_prompt, n_gen = [], 0, 0
-        for i, (p, g) in enumerate(zip(prompts, gens)):
+        for i, g in enumerate(gens):  # OpenAI order: the n choices of prompt 0, then of prompt 1, ...
+            p = prompts[i // n]
             text = (p + g.text) if echo else g.text
             choice: dict[str, Any] = {
                 "index": i,
@@ -176,7 +197,7 @@ class OpenAICompatibleServer:
             if want_lp:
                 toks, lps, offs = ([], [], [])
                 if echoed is not None:
-                    toks, lps, offs = (list(x) for x in echoed[i])
+                    toks, lps, offs = (list(x) for x in echoed[i // n])
                 base = len(p) if echo else 0
                 pos = base
                 for t, lp in zip(g.tokens, g.token_logprobs):
@@ -191,7 +212,7 @@ class OpenAICompatibleServer:
                     "text_offset": offs,
                 }
             choices.append(choice)
-            n_prompt += g.prompt_tokens
+            n_prompt += g.prompt_tokens if i % n == 0 else 0
             n_gen += len(g.tokens)
         return self._envelope("text_completion", choices, n_prompt, n_gen)
 
@@ -236,7 +257,18 @@ class OpenAICompatibleServer:
                     return self._error(401, "invalid or missing API key")
                 if self.path.rstrip("/") == "/v1/models":
                     return self._send(
-                        200, {"object": "list", "data": [{"id": server.model.name, "object": "model"}]}
+                        200,
+                        {
+                            "object": "list",
+                            "data": [
+                                {
+                                    "id": server.model.name,
+                                    "object": "model",
+                                    "owned_by": "iclr26",
+                                    "revision": server.model.identity,
+                                }
+                            ],
+                        },
                     )
                 return self._error(404, f"no route {self.path}")
 
@@ -257,6 +289,8 @@ class OpenAICompatibleServer:
                         return self._error(404, f"no route {self.path}")
                 except (ValueError, TypeError, json.JSONDecodeError) as exc:
                     return self._error(400, str(exc))
+                except Exception as exc:  # noqa: BLE001 - answer 500 rather than drop the connection
+                    return self._error(500, f"{type(exc).__name__}: {exc}")
                 server.requests_served += 1
                 return self._send(200, out)
 

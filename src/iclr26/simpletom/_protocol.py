@@ -68,20 +68,119 @@ def check_record(record: Any, where: str = "record") -> dict[str, Any]:
     return record
 
 
-def load_simpletom(path: str | os.PathLike) -> list[dict[str, Any]]:
-    """Read the authors' JSONL records (one JSON object a line, as in ``allenai/SimpleToM``)."""
-    path = Path(path)
-    if not path.is_file():
-        raise ValueError(f"no SimpleToM file at {str(path)!r}")
+#: The authors' three question configurations on the Hugging Face Hub (``allenai/SimpleToM``), in the
+#: paper's order, with the id suffix of their records.
+CONFIGS = {"mental-state-qa": "aware", "behavior-qa": "action", "judgment-qa": "judge"}
+_DATA_SUFFIXES = (".jsonl", ".parquet", ".arrow")
+
+
+def _read_jsonl(path: Path) -> list[Any]:
     out = []
     with open(path, encoding="utf-8") as fh:
         for n, line in enumerate(fh, 1):
             if line.strip():
                 try:
-                    rec = json.loads(line)
+                    out.append(json.loads(line))
                 except json.JSONDecodeError as exc:
                     raise ValueError(f"{path}:{n}: not valid JSON ({exc.msg})") from None
-                out.append(check_record(rec, f"{path.name}:{n}"))
+    return out
+
+
+def _read_table(path: Path) -> list[Any]:
+    """Rows of a parquet file or of an Arrow file as ``datasets`` writes it (IPC stream or file)."""
+    try:
+        import pyarrow as pa
+        import pyarrow.parquet as pq
+    except ImportError:  # pragma: no cover - pyarrow is in the llm extra
+        raise ValueError(f"reading {path.name} needs pyarrow: pip install 'iclr26[llm]'") from None
+    try:
+        if path.suffix == ".parquet":
+            table = pq.read_table(path)
+        else:
+            try:
+                with pa.memory_map(str(path)) as src:
+                    table = pa.ipc.open_stream(src).read_all()
+            except pa.ArrowInvalid:
+                with pa.memory_map(str(path)) as src:
+                    table = pa.ipc.open_file(src).read_all()
+    except (pa.ArrowException, OSError) as exc:
+        raise ValueError(f"{path}: not a readable {path.suffix[1:]} table ({exc})") from None
+    return table.to_pylist()
+
+
+def _read_file(path: Path) -> list[Any]:
+    return _read_jsonl(path) if path.suffix in (".jsonl", ".json") else _read_table(path)
+
+
+def _config_files(folder: Path) -> list[Path]:
+    """The data files of one configuration folder, of one format (JSONL, else parquet, else Arrow):
+    the Hub repository keeps ``test.jsonl``, its parquet branch ``test/0000.parquet``, and the
+    ``datasets`` cache or ``save_to_disk`` Arrow files further down."""
+    for suffix in _DATA_SUFFIXES:
+        files = sorted(p for p in folder.rglob(f"*{suffix}") if p.is_file() and not p.name.startswith("."))
+        if files:
+            return files
+    return []
+
+
+def load_simpletom(path: str | os.PathLike) -> list[dict[str, Any]]:
+    """Read the authors' SimpleToM records (``allenai/SimpleToM``) from a folder or one file.
+
+    Parameters
+    ----------
+    path:
+        A folder holding the three configurations as the Hub and ``datasets`` store them,
+        ``mental-state-qa/``, ``behavior-qa/`` and ``judgment-qa/``, each with JSONL, parquet or
+        Arrow files anywhere below it (``test.jsonl``; ``test/0000.parquet``;
+        ``0.0.0/<hash>/simple_to_m-test.arrow``; a ``save_to_disk`` folder); or a single ``.jsonl``,
+        ``.parquet`` or ``.arrow`` file.
+
+    Returns
+    -------
+    list of dict
+        Checked records (``id``, ``story``, ``question``, ``choices``, ``answerKey``, and any other
+        fields), the mental-state configuration first, then behaviour, then judgment, each in file
+        order.
+
+    Raises
+    ------
+    ValueError
+        For a missing path or configuration, an unreadable file, an invalid record, a record whose id
+        suffix does not match its configuration, or a duplicate id.
+    """
+    path = Path(path)
+    if path.is_file():
+        if path.suffix not in (*_DATA_SUFFIXES, ".json"):
+            raise ValueError(f"{path.name}: expected a .jsonl, .parquet or .arrow file")
+        sources = [(None, path)]
+    elif path.is_dir():
+        missing = [c for c in CONFIGS if not (path / c).is_dir()]
+        if missing:
+            raise ValueError(
+                f"{str(path)!r} lacks the configuration folder(s) {', '.join(missing)} "
+                f"(expected {', '.join(CONFIGS)}, as allenai/SimpleToM stores them)"
+            )
+        sources = []
+        for config in CONFIGS:
+            files = _config_files(path / config)
+            if not files:
+                raise ValueError(f"{path / config} holds no .jsonl, .parquet or .arrow file")
+            sources += [(config, f) for f in files]
+    else:
+        raise ValueError(f"no SimpleToM file or folder at {str(path)!r}")
+    out: list[dict[str, Any]] = []
+    seen: dict[str, Path] = {}
+    for config, file in sources:
+        for n, rec in enumerate(_read_file(file), 1):
+            rec = check_record(rec, f"{file.name}:{n}")
+            if config is not None and not rec["id"].endswith(CONFIGS[config]):
+                raise ValueError(
+                    f"{file}:{n}: id {rec['id']!r} is in {config} but does not end in {CONFIGS[config]!r}"
+                )
+            if rec["id"] in seen:
+                raise ValueError(f"{file}:{n}: duplicate id {rec['id']!r} (also in {seen[rec['id']]})")
+            seen[rec["id"]] = file
+            out.append(rec)
     if not out:
         raise ValueError(f"{path} holds no records")
     return out
@@ -147,16 +246,27 @@ def is_valid(prediction: str, n_choices: int = 2) -> bool:
     return prediction in _LABELS[:n_choices]
 
 
+def type_stats(rows: Iterable[tuple[str, bool, bool]]) -> dict[str, dict[str, float]]:
+    """Accuracy and invalid-answer fraction per question type, from ``(type, correct, invalid)``
+    triples: ``{type: {"n", "acc", "na_frac"}}`` for the types present, in the paper's order (the one
+    implementation behind :func:`simpletom_stats` and the evaluation task's aggregate)."""
+    counts: dict[str, list[float]] = {t: [0, 0.0, 0.0] for t in TYPE_ORDER}
+    for t, correct, invalid in rows:
+        if t not in counts:
+            raise ValueError(f"unknown question type {t!r}; expected one of {TYPE_ORDER}")
+        counts[t][0] += 1
+        counts[t][1] += float(correct)
+        counts[t][2] += float(invalid)
+    return {t: {"n": int(n), "acc": a / n, "na_frac": na / n} for t, (n, a, na) in counts.items() if n}
+
+
 def simpletom_stats(predictions: Iterable[dict[str, Any]]) -> dict[str, dict[str, float]]:
     """Accuracy and invalid-answer fraction per question type (the authors' ``basic_stats``).
 
     ``predictions``: dicts with ``id``, ``predicted`` and ``correct`` (answer labels).
     Returns ``{type: {"n", "acc", "na_frac"}}`` for the types present, in the paper's order.
     """
-    counts: dict[str, list[float]] = {t: [0, 0.0, 0.0] for t in TYPE_ORDER}
-    for p in predictions:
-        t = question_type(p["id"])
-        counts[t][0] += 1
-        counts[t][1] += float(p["predicted"] == p["correct"])
-        counts[t][2] += float(not is_valid(p["predicted"]))
-    return {t: {"n": int(n), "acc": a / n, "na_frac": na / n} for t, (n, a, na) in counts.items() if n}
+    return type_stats(
+        (question_type(p["id"]), p["predicted"] == p["correct"], not is_valid(p["predicted"]))
+        for p in predictions
+    )

@@ -336,16 +336,25 @@ def generate_stories(n_stories: int | None = None, seed: int = 0) -> list[dict[s
     ----------
     n_stories: how many stories (default: all :func:`n_embedded_stories`); a larger number cycles
         the scenarios with other person names.
-    seed: picks names and answer order (each label is correct about half the time per type).
+    seed: picks the story order, names and answer order.
+
+    The first ``k`` stories do not depend on ``n_stories``: ``generate_stories(25)`` is
+    ``generate_stories(24)`` plus one story (same ids, same texts, same answer positions). Answer
+    positions are balanced in pairs: for each question type, stories ``2j`` and ``2j + 1`` have the
+    correct answer in opposite positions (which one first is drawn from ``seed``), so any prefix has
+    the correct answer first in half of its records, give or take one.
     """
     seed = check_int(seed, "seed")
     total = n_embedded_stories()
     n = total if n_stories is None else check_int(n_stories, "n_stories", minimum=1)
-    rng = np.random.default_rng([seed, 2026])
     base = [(sc, k) for sc in _SCENARIOS for k in range(len(sc.variants))]
-    order = rng.permutation(len(base))
-    # Balanced answer positions: for each question type, half the records have the correct answer first.
-    flips = {t: rng.permutation(np.arange(n) % 2 == 0) for t in ("aware", "action", "judge")}
+    order = np.random.default_rng([seed, 2026]).permutation(len(base))
+    n_pairs = (n + 1) // 2
+    first = {
+        t: np.random.default_rng([seed, 2026, j]).random(max(n_pairs, 1)) < 0.5  # prefix-stable draws
+        for j, t in enumerate(("aware", "action", "judge"))
+    }
+    flips = {t: [bool(first[t][i // 2]) != bool(i % 2) for i in range(n)] for t in first}
     records: list[dict[str, Any]] = []
     for i in range(n):
         sc, k = base[order[i % total]]

@@ -11,30 +11,29 @@ from ..models import GenerationConfig, LanguageModel
 from ._protocol import (
     MAX_TOKENS_COT,
     MAX_TOKENS_DIRECT,
-    TYPE_ORDER,
     chat_messages,
     check_record,
     extract_answer,
     is_valid,
     question_type,
+    type_stats,
 )
 from ._stories import generate_stories
 
 
 def _aggregate(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """Accuracy and invalid-answer fraction (the authors' ``na_frac``) per question type and overall."""
-    groups: dict[str, list[dict[str, Any]]] = {t: [] for t in TYPE_ORDER}
-    for r in records:
-        groups[r["group"]].append(r)
-    out: dict[str, Any] = {}
-    for name, rows in [*groups.items(), ("all", list(records))]:
-        if rows:
-            n = len(rows)
-            out[name] = {
-                "n": n,
-                "acc": sum(r["scores"]["acc"] for r in rows) / n,
-                "na_frac": sum(r["scores"]["invalid"] for r in rows) / n,
-            }
+    """Accuracy and invalid-answer fraction (the authors' ``na_frac``) per question type and overall
+    (:func:`type_stats`, weighted by the count of each type for ``"all"``)."""
+    out: dict[str, Any] = type_stats(
+        (r["group"], r["scores"]["acc"] == 1.0, r["scores"]["invalid"] == 1.0) for r in records
+    )
+    n = sum(v["n"] for v in out.values())
+    if n:
+        out["all"] = {
+            "n": n,
+            "acc": sum(v["acc"] * v["n"] for v in out.values()) / n,
+            "na_frac": sum(v["na_frac"] * v["n"] for v in out.values()) / n,
+        }
     return out
 
 
@@ -73,6 +72,7 @@ def simpletom_task(records: Sequence[dict[str, Any]] | None = None, *, cot: bool
             max_new_tokens=MAX_TOKENS_COT if cot else MAX_TOKENS_DIRECT, temperature=0.0
         ),
         version="1",
+        error_scores={"acc": 0.0, "invalid": 1.0},  # as the authors count an unusable answer
     )
 
 
@@ -86,7 +86,8 @@ def run_simpletom(
     log: str | os.PathLike | SampleLog | None = None,
     progress: bool | Callable = True,
 ) -> EvalResult:
-    """Evaluate ``model`` on SimpleToM (see :func:`simpletom_task`); resumable through ``log``."""
+    """Evaluate ``model`` on SimpleToM (see :func:`simpletom_task`); resumable through ``log``.
+    Greedy outputs, hence scores, do not depend on ``batch_size`` (only speed and memory do)."""
     return evaluate(
         simpletom_task(records, cot=cot), model, seed=seed, batch_size=batch_size, log=log, progress=progress
     )
