@@ -143,3 +143,28 @@ def test_to_pyg_single_task_string_and_dataset(universe, tmp_path):
     assert bool((again[1].edge_index == ds[1].edge_index).all())
     with pytest.raises(ValueError, match="family must be a GraphFamily"):
         GraphUniverseDataset(tmp_path, family=[1, 2])
+
+
+def test_coupling_matches_the_authors_below_1000_nodes():
+    """Against graph-universe 0.1.2 where it is installed (not a project dependency): same universe,
+    sorted communities, n = 800, separation 0.7: eta^2 of the degree factors within 25 % of theirs."""
+    gs = pytest.importorskip("graph_universe.graph_sample")
+    from graph_universe import GraphUniverse
+
+    tu = GraphUniverse(K=10, edge_propensity_variance=0.5, feature_dim=4, seed=42)
+    u = Universe(K=10, feature_dim=4, seed=42, P=tu.P)
+    u.degree_centers = np.asarray(tu.community_degree_propensity_vector, dtype=float)
+    comms = [0, 2, 5, 7, 9]
+    ours, theirs = [], []
+    for seed in range(6):
+        g = sample_graph(u, 800, 5, 0.5, 6.0, 2.5, 0.7, seed=seed, communities=comms)
+        ours.append(_coupling(g)[1])
+        t = gs.GraphSample(
+            tu, num_communities=5, n_nodes=800, target_homophily=0.5, target_average_degree=6.0,
+            degree_separation=0.7, power_law_exponent=2.5, seed=seed, user_defined_communities=comms,
+        )
+        lab, th = np.asarray(t.community_labels), np.asarray(t.degree_factors)
+        means = np.array([th[lab == c].mean() for c in range(5)])
+        sizes = np.bincount(lab, minlength=5)
+        theirs.append((sizes * (means - th.mean()) ** 2).sum() / ((th - th.mean()) ** 2).sum())
+    assert np.mean(ours) == pytest.approx(np.mean(theirs), rel=0.25)
