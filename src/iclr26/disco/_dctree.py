@@ -121,7 +121,7 @@ def mutual_reachability_mst(
 
     ``method``: ``"boruvka"`` (hdbscan's exact KD-tree Boruvka, about O(n log n) in low dimensions),
     ``"prim"`` (O(n^2 d) time, O(n d) memory, no dependency), or ``"auto"`` (Boruvka when hdbscan is
-    installed, Prim otherwise; Boruvka is the faster one at every dimension measured, 2 to 30).
+    installed, Prim otherwise; Boruvka was the faster one at every dimension measured, 2 to 50).
     ``core``: the core distances when already known (Prim uses them; hdbscan's Boruvka computes them
     inside its tree search). Every MST gives the same dc distances.
     """
