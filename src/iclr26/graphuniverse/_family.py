@@ -192,8 +192,9 @@ def _warn_unmet_targets(
         h_sd = np.sqrt(homophily * (1 - homophily) / edges.shape[0])
         if abs(realised_h - homophily) > max(6.0 * h_sd, 0.1):
             warnings.warn(
-                f"homophily={homophily:g} could not be reached: realised edge homophily {realised_h:.3g} "
-                "(edge probabilities saturate at 1, or too few nodes per community)",
+                f"homophily={homophily:g} could not be reached on {n_nodes} nodes: realised edge homophily "
+                f"{realised_h:.3g} (edge probabilities saturating at 1, few nodes per community, or the "
+                "edges that join components)",
                 RuntimeWarning,
                 stacklevel=3,
             )
