@@ -17,7 +17,9 @@ The peer runs in its own environment, outside the repository::
     /work/peers/graphuniverse-venv/bin/pip install --no-deps -e /work/main
 
 Run (from the repository root): ``.venv/bin/python benchmarks/graphuniverse_generation.py``
-(``--peer-python PATH`` to point elsewhere). Without the peer it prints a note and measures ours only.
+(``--peer-python PATH`` to point elsewhere; ``--nodes 500 900`` for graphs below 1,000 nodes, where
+the authors use the same degree model as ours: above 1,000 nodes they switch to a multiplicative one,
+so the default sizes compare different algorithms). Without the peer it prints a note and measures ours only.
 """
 
 from __future__ import annotations
@@ -155,7 +157,7 @@ def _child(which: str, repeats: int, mem_graphs: int) -> None:
     print("RESULT " + json.dumps(res))
 
 
-def _run_child(python: str, which: str, repeats: int, mem_graphs: int) -> dict:
+def _run_child(python: str, which: str, repeats: int, mem_graphs: int, nodes=None) -> dict:
     env = {**os.environ, "OMP_NUM_THREADS": "1", "MKL_NUM_THREADS": "1"}
     proc = subprocess.run(
         [
@@ -167,6 +169,7 @@ def _run_child(python: str, which: str, repeats: int, mem_graphs: int) -> dict:
             str(repeats),
             "--mem-graphs",
             str(mem_graphs),
+            *(["--nodes", str(nodes[0]), str(nodes[1])] if nodes else []),
         ],
         capture_output=True,
         text=True,
@@ -185,7 +188,10 @@ def main() -> None:
     ap.add_argument("--repeats", type=int, default=2)
     ap.add_argument("--mem-graphs", type=int, default=5)
     ap.add_argument("--child", choices=["ours", "theirs"])
+    ap.add_argument("--nodes", type=int, nargs=2, default=None, help="graph sizes (min max)")
     args = ap.parse_args()
+    if args.nodes:
+        FAMILY["n_nodes"] = tuple(args.nodes)
     if args.child:
         _child(args.child, args.repeats, args.mem_graphs)
         return
@@ -197,7 +203,8 @@ def main() -> None:
         == 0
     )
     # ours runs in the peer env too when present, so both share one interpreter and numpy
-    ours = _run_child(args.peer_python if peer_ok else sys.executable, "ours", args.repeats, args.mem_graphs)
+    python = args.peer_python if peer_ok else sys.executable
+    ours = _run_child(python, "ours", args.repeats, args.mem_graphs, args.nodes)
     print(f"family: {FAMILY}")
     print(
         f"ours:   {ours['seconds']:.2f} s for {FAMILY['n_graphs']} graphs = "
@@ -210,7 +217,7 @@ def main() -> None:
             "see this file's docstring to create it."
         )
     else:
-        theirs = _run_child(args.peer_python, "theirs", args.repeats, args.mem_graphs)
+        theirs = _run_child(args.peer_python, "theirs", args.repeats, args.mem_graphs, args.nodes)
         print(
             f"theirs: {theirs['seconds']:.2f} s for {FAMILY['n_graphs']} graphs = "
             f"{theirs['graphs_per_s']:.2f} "

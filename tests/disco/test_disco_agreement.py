@@ -133,7 +133,7 @@ def test_clustpy_agreement():
 
 @pytest.mark.parametrize(("n", "d", "mp"), [(3, 1, 2), (4, 2, 3), (6, 3, 5), (40, 25, 5)])
 def test_tiny_and_high_dimensional_inputs(n, d, mp, reference):
-    """Smallest allowed sizes (Boruvka path) and d > 20 (Prim path chosen automatically)."""
+    """Smallest allowed sizes and d = 25 (more dimensions than points)."""
     rng = np.random.default_rng(n * 100 + d)
     X = rng.normal(size=(n, d))
     y = np.resize(np.array([0, 1, -1]), n)

@@ -38,10 +38,6 @@ from sklearn.neighbors import KDTree
 
 __all__ = ["DCTree", "core_distances", "mutual_reachability_mst"]
 
-# Above this dimension the KD-tree Boruvka search loses to the O(n^2)-time Prim's algorithm.
-_BORUVKA_MAX_DIM = 20
-
-
 def core_distances(X: np.ndarray, min_points: int) -> np.ndarray:
     """Distance of each point to its ``min_points``-th nearest neighbour, the point itself included."""
     dist, _ = KDTree(X).query(X, k=min_points)
@@ -85,25 +81,34 @@ def _mst_prim(X: np.ndarray, core: np.ndarray) -> np.ndarray:
 
 
 def _mst_boruvka(X: np.ndarray, min_points: int) -> np.ndarray:
-    """Exact dual-tree Boruvka MST of the mutual-reachability graph (``hdbscan``'s implementation).
+    """Exact dual-tree Boruvka MST of the mutual-reachability graph, through ``hdbscan``'s public API.
 
-    ``hdbscan`` takes the core distance as the distance to the ``min_samples``-th neighbour *not*
-    counting the point itself (it queries ``min_samples + 1`` neighbours and takes the last), so
-    ``min_samples = min_points - 1`` gives the DISCO core distance. ``approx_min_span_tree=False``
-    makes the search exact.
+    ``hdbscan.HDBSCAN(algorithm="boruvka_kdtree", approx_min_span_tree=False, gen_min_span_tree=True)``
+    keeps the exact spanning tree it clusters from (``minimum_spanning_tree_``). ``hdbscan`` takes the
+    core distance as the distance to the ``min_samples``-th neighbour *not* counting the point itself,
+    so ``min_samples = min_points - 1`` gives the DISCO core distance (checked against a dense
+    reference in the tests). The clustering it also computes costs O(n) on top.
     """
-    from hdbscan._hdbscan_boruvka import KDTreeBoruvkaAlgorithm
+    import warnings
 
-    tree = KDTree(X, leaf_size=40)
-    alg = KDTreeBoruvkaAlgorithm(
-        tree, min_points - 1, metric="euclidean", leaf_size=13, approx_min_span_tree=False, n_jobs=1
-    )
-    return np.asarray(alg.spanning_tree(), dtype=np.float64)
+    from hdbscan import HDBSCAN
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        model = HDBSCAN(
+            min_cluster_size=2,
+            min_samples=min_points - 1,
+            algorithm="boruvka_kdtree",
+            approx_min_span_tree=False,
+            gen_min_span_tree=True,
+            core_dist_n_jobs=1,
+        ).fit(X)
+    return np.asarray(model.minimum_spanning_tree_.to_numpy(), dtype=np.float64)
 
 
 def _have_hdbscan() -> bool:
     try:
-        import hdbscan._hdbscan_boruvka  # noqa: F401
+        import hdbscan  # noqa: F401
     except ImportError:
         return False
     return True
@@ -114,12 +119,14 @@ def mutual_reachability_mst(
 ) -> np.ndarray:
     """An MST of the mutual-reachability graph of ``X`` as ``(n - 1, 3)`` rows ``(i, j, weight)``.
 
-    ``method``: ``"boruvka"`` (hdbscan's KD-tree Boruvka, about O(n log n) in low dimensions),
+    ``method``: ``"boruvka"`` (hdbscan's exact KD-tree Boruvka, about O(n log n) in low dimensions),
     ``"prim"`` (O(n^2 d) time, O(n d) memory, no dependency), or ``"auto"`` (Boruvka when hdbscan is
-    installed and the dimension is at most 20, Prim otherwise). Every MST gives the same dc distances.
+    installed, Prim otherwise; Boruvka was the faster one at every dimension measured, 2 to 50).
+    ``core``: the core distances when already known (Prim uses them; hdbscan's Boruvka computes them
+    inside its tree search). Every MST gives the same dc distances.
     """
     if method == "auto":
-        method = "boruvka" if X.shape[1] <= _BORUVKA_MAX_DIM and _have_hdbscan() else "prim"
+        method = "boruvka" if _have_hdbscan() else "prim"
     if method == "boruvka":
         return _mst_boruvka(X, min_points)
     if method == "prim":
@@ -130,16 +137,42 @@ def mutual_reachability_mst(
 
 
 class DCTree:
-    """Single-linkage dendrogram of a mutual-reachability MST, with O(n) dc-distance aggregates.
+    """The dc tree: single-linkage dendrogram of a mutual-reachability MST, with O(n) aggregates.
 
-    Nodes ``0..n-1`` are the points, node ``n + i`` is the ``i``-th merge (by increasing weight);
-    the root is node ``2n - 2``.
+    Build one from data with :func:`iclr26.disco.dc_tree` (validated input) or
+    :meth:`DCTree.from_data`. The dc distance of two points is the height of their lowest common
+    ancestor.
+
+    Parameters
+    ----------
+    n : int
+        Number of points (>= 2).
+    mst : ndarray of shape (n - 1, 3)
+        Spanning-tree edges ``(i, j, weight)`` (any order).
+    core : ndarray of shape (n,), optional
+        The core distances, kept as :attr:`core` when given.
+
+    Attributes
+    ----------
+    n : int
+    parent : ndarray of shape (2n - 1,)
+        Parent node of every node (-1 for the root). Nodes ``0..n-1`` are the points, node ``n + i``
+        is the ``i``-th merge by increasing weight; the root is node ``2n - 2``.
+    height : ndarray of shape (2n - 1,)
+        Merge height of every node (0 for the points): dc distances are these heights.
+    start, end : ndarray of shape (2n - 1,)
+        Every node's leaves occupy the leaf positions ``[start, end)``.
+    order : ndarray of shape (n,)
+        The point at each leaf position.
+    core : ndarray of shape (n,) or None
+        Core distances, when the tree was built from data.
     """
 
-    def __init__(self, n: int, mst: np.ndarray) -> None:
+    def __init__(self, n: int, mst: np.ndarray, core: np.ndarray | None = None) -> None:
         if n < 2:
             raise ValueError("a dc tree needs at least 2 points")
         self.n = n
+        self.core = None if core is None else np.asarray(core, dtype=np.float64)
         order = np.argsort(mst[:, 2], kind="stable")
         ii = mst[order, 0].astype(np.int64).tolist()
         jj = mst[order, 1].astype(np.int64).tolist()
@@ -214,8 +247,30 @@ class DCTree:
         self._zend = np.repeat(self.end[zero_nodes], zsize)
 
     @classmethod
-    def from_data(cls, X: np.ndarray, min_points: int, method: str = "auto") -> DCTree:
-        return cls(X.shape[0], mutual_reachability_mst(X, min_points, method=method))
+    def from_data(
+        cls, X: np.ndarray, min_points: int, method: str = "auto", core: np.ndarray | None = None
+    ) -> DCTree:
+        """The dc tree of a float ``(n, d)`` array (not validated; see :func:`iclr26.disco.dc_tree`).
+
+        ``core``: the core distances if already computed (they are passed to the MST search and kept).
+        """
+        return cls(X.shape[0], mutual_reachability_mst(X, min_points, method=method, core=core), core=core)
+
+    def _rescale(self, e: int) -> None:
+        """Multiply every distance by ``2**e`` (exact), after building on data scaled by ``2**-e``."""
+        with np.errstate(over="ignore"):
+            self.height = np.ldexp(self.height, e)
+            self._hpar = np.ldexp(self._hpar, e)
+            if self.core is not None:
+                self.core = np.ldexp(self.core, e)
+        if not (np.isfinite(self.height).all() and (self.core is None or np.isfinite(self.core).all())):
+            raise ValueError("dc distances of X exceed the float64 range; rescale X")
+
+    def dc_to(self, i: int) -> np.ndarray:
+        """dc distances from point ``i`` to every point, shape ``(n,)`` (O(n))."""
+        mask = np.zeros(self.n, dtype=bool)
+        mask[i] = True
+        return self.min_to(mask)
 
     def _counts(self, mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Per-node counts of ``mask`` points, and the prefix counts over leaf positions."""
@@ -263,7 +318,5 @@ class DCTree:
         n = self.n
         D = np.zeros((n, n))
         for x in range(n):
-            mask = np.zeros(n, dtype=bool)
-            mask[x] = True
-            D[:, x] = self.min_to(mask)
+            D[:, x] = self.dc_to(x)
         return D

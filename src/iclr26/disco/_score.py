@@ -72,18 +72,28 @@ def noise_scores(tree: DCTree, labels: np.ndarray, core: np.ndarray) -> tuple[np
     return p_sparse, p_far
 
 
-def disco_pointwise(X: np.ndarray, labels: np.ndarray, min_points: int, method: str = "auto") -> np.ndarray:
-    """DISCO per point for validated inputs (``X`` float (n, d), ``labels`` int64 (n,))."""
+def disco_parts(
+    X: np.ndarray, labels: np.ndarray, min_points: int, method: str = "auto"
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, DCTree | None]:
+    """DISCO per point for validated inputs (``X`` float (n, d), ``labels`` int64 (n,), noise ``-1``).
+
+    Returns ``(scores, p_sparse, p_far, tree)``: ``p_sparse`` and ``p_far`` have shape ``(n,)`` with NaN
+    at clustered points (and at every point when there is no cluster); ``tree`` is None in the
+    all-noise and one-cluster-without-noise cases, which need no distances. Core distances are
+    computed once, and only when there is noise (``p_sparse`` needs them) or Prim's MST needs them.
+    """
     n = X.shape[0]
     noise = labels == NOISE
     cluster_ids = np.unique(labels[~noise])
+    p_sparse = np.full(n, np.nan)
+    p_far = np.full(n, np.nan)
     if cluster_ids.size == 0:  # only noise
-        return np.full(n, -1.0)
+        return np.full(n, -1.0), p_sparse, p_far, None
     if cluster_ids.size == 1 and not noise.any():  # one cluster, no noise
-        return np.zeros(n)
+        return np.zeros(n), p_sparse, p_far, None
 
-    core = core_distances(X, min_points)
-    tree = DCTree.from_data(X, min_points, method=method)
+    core = core_distances(X, min_points) if noise.any() or method == "prim" else None
+    tree = DCTree.from_data(X, min_points, method=method, core=core)
     out = np.empty(n)
     if cluster_ids.size == 1:
         # One cluster plus noise: every noise point is its own (singleton) cluster for p_cluster.
@@ -94,6 +104,11 @@ def disco_pointwise(X: np.ndarray, labels: np.ndarray, min_points: int, method: 
         s = silhouette_on_tree(tree, labels, ~noise)
     out[~noise] = s[~noise]
     if noise.any():
-        p_sparse, p_far = noise_scores(tree, labels, core)
-        out[noise] = np.minimum(p_sparse, p_far)
-    return out
+        p_sparse[noise], p_far[noise] = noise_scores(tree, labels, core)
+        out[noise] = np.minimum(p_sparse[noise], p_far[noise])
+    return out, p_sparse, p_far, tree
+
+
+def disco_pointwise(X: np.ndarray, labels: np.ndarray, min_points: int, method: str = "auto") -> np.ndarray:
+    """DISCO per point for validated inputs (``X`` float (n, d), ``labels`` int64 (n,))."""
+    return disco_parts(X, labels, min_points, method)[0]

@@ -7,16 +7,23 @@ On generated data with known ground truth, with noise points labelled ``-1`` in 
   points in a ball, one density per cluster) plus uniform noise (non-convex, varying density);
 - ``blobs+noise``: Gaussian blobs plus uniform noise (convex).
 
-For each data set many candidate clusterings are scored (k-means and single-linkage over k, DBSCAN over
-eps and min_samples, HDBSCAN over min_cluster_size), as in the paper's protocol: the Pearson
-correlation (PCC) across candidates between each internal index and the ARI against the truth
+For each data set many *distinct* candidate clusterings are scored (the authors' algorithm set, and
+k-means / DBSCAN / HDBSCAN parameter sweeps), as in the paper's protocol: the Pearson correlation (PCC)
+across candidates between each internal index and the ARI against the truth
 (``sklearn.metrics.adjusted_rand_score``, noise counted as a label, as in the authors' scripts).
 Indices: DISCO (``min_points=5``), the silhouette coefficient (``sklearn``, Euclidean, ``-1`` as a
-label, as the authors call it), DBCV (``hdbscan.validity.validity_index``, Euclidean). Candidates where
-an index is undefined are left out of that index's correlation.
+label, as the authors call it), DBCV (``hdbscan.validity.validity_index``, Euclidean). Two indices are
+compared on the same candidates (those where both are defined), and the interval of the difference of
+their PCCs is a bootstrap over candidates (``iclr26.uncertainty.paired_difference``).
 
 Noise: the ground truth is scored as is, with its noise points forced into the nearest cluster, and
-with 10 % of its clustered points wrongly relabelled as noise.
+with 10 % of its clustered points wrongly relabelled as noise, over several data seeds (a t interval
+over data seeds).
+
+A claim over several data sets ("on non-convex data") holds when it holds on each: its figure is the
+minimum over the data sets, its interval the minimum of the per-data-set intervals, each taken at level
+``1 - 0.05 / m`` for ``m`` data sets (Bonferroni), so that the combined interval covers the minimum with
+probability at least 95 %.
 """
 
 from __future__ import annotations
@@ -27,6 +34,7 @@ import numpy as np
 
 from ..claims import Claim, Result
 from ..runtime import RunContext
+from ..uncertainty import Estimate, over_seeds, paired_difference
 from . import disco_score
 
 INDICES = ("DISCO", "silhouette", "DBCV")
@@ -164,7 +172,9 @@ def _dbscan_for_k(X: np.ndarray, k: int) -> np.ndarray:
 
 def paper_clusterings(X: np.ndarray, y: np.ndarray, runs: int, seed: int) -> list[tuple[str, np.ndarray]]:
     """The authors' candidate set (their ``CLUSTER_ALGORITHMS``, DPC left out), ``k = len(set(y))``,
-    repeated ``runs`` times with different seeds (duplicates kept, as in their runs)."""
+    repeated ``runs`` times with different seeds; identical labelings (up to renaming the clusters)
+    are kept once (the authors keep the repeats of deterministic algorithms, which would weigh them
+    several times in the correlation)."""
     from sklearn.cluster import HDBSCAN, AgglomerativeClustering, KMeans, MeanShift, SpectralClustering
 
     k = len(np.unique(y))
@@ -184,7 +194,7 @@ def paper_clusterings(X: np.ndarray, y: np.ndarray, runs: int, seed: int) -> lis
         out.append((f"k-means (k) #{r}", KMeans(k, n_init=1, random_state=rs).fit_predict(X)))
         out.append((f"random k #{r}", rng.integers(0, k, size=len(X))))
         out.append((f"random 100 #{r}", rng.integers(0, 100, size=len(X))))
-    return [(name, np.asarray(lab, dtype=np.int64)) for name, lab in out]
+    return _dedupe([(name, np.asarray(lab, dtype=np.int64)) for name, lab in out])
 
 
 def sweep_clusterings(X: np.ndarray, seed: int) -> list[tuple[str, np.ndarray]]:
@@ -245,14 +255,6 @@ def _dbcv(X: np.ndarray, labels: np.ndarray) -> float:
     return v if np.isfinite(v) else float("nan")
 
 
-def _pcc(x: list[float], y: list[float]) -> float:
-    x_arr, y_arr = np.asarray(x, float), np.asarray(y, float)
-    ok = np.isfinite(x_arr) & np.isfinite(y_arr)
-    if ok.sum() < 3 or np.std(x_arr[ok]) == 0 or np.std(y_arr[ok]) == 0:
-        return float("nan")
-    return float(np.corrcoef(x_arr[ok], y_arr[ok])[0, 1])
-
-
 def _spearman(x: list[float], y: list[float]) -> float:
     from scipy.stats import spearmanr
 
@@ -266,22 +268,58 @@ def _spearman(x: list[float], y: list[float]) -> float:
 # ------------------------------------------------------------------------------------------- run
 
 
+def _pcc_defined(x: np.ndarray, y: np.ndarray) -> float:
+    """PCC of two per-candidate arrays that are finite everywhere (NaN if either is constant)."""
+    if len(x) < 3 or np.std(x) == 0 or np.std(y) == 0:
+        return float("nan")
+    return float(np.corrcoef(x, y)[0, 1])
+
+
+def _min_over(estimates: dict[str, Estimate], level: float) -> tuple[float, tuple[float, float] | None, str]:
+    """Figure, interval and method of the minimum over per-data-set estimates (Bonferroni, see top)."""
+    value = min(e.value for e in estimates.values())
+    if not all(np.isfinite([e.lo, e.hi]).all() for e in estimates.values()):
+        return value, None, "no interval for some data set"
+    lo = min(e.lo for e in estimates.values())
+    hi = min(e.hi for e in estimates.values())
+    first = next(iter(estimates.values()))
+    method = (
+        f"minimum over {len(estimates)} data sets of per-data-set intervals at level {first.level:.4f} "
+        f"(Bonferroni for {level:.2f} jointly); each: {first.method}"
+    )
+    return value, (lo, hi), method
+
+
+def _combined_claim(statement: str, estimates: dict[str, Estimate], op: str, reference: float, **kw) -> Claim:
+    value, interval, method = _min_over(estimates, 0.95)
+    listing = ", ".join(f"{d}: {e.value:+.3f} [{e.lo:+.3f}, {e.hi:+.3f}]" for d, e in estimates.items())
+    kw["detail"] = kw.get("detail", "") + listing
+    if interval is None:
+        return Claim(statement, float("nan"), op, reference, **{**kw, "detail": kw["detail"] + "; " + method})
+    return Claim(statement, value, op, reference, interval=interval, method=method, **kw)
+
+
 def run(ctx: RunContext) -> Result:
     from sklearn.metrics import adjusted_rand_score
     from threadpoolctl import threadpool_limits
 
     n = 800 if ctx.small else 2000
-    runs = 2 if ctx.small else 10
+    runs = 3 if ctx.small else 10
+    data_seeds = 8 if ctx.small else 20
+    n_boot = 1000 if ctx.small else 2000
     makers = {
         "moons": make_moons_noise,
         "density": make_density_clusters,
         "blobs+noise": make_blobs_noise,
     }
     non_convex = ("moons", "density")
+    level_nc = 1.0 - 0.05 / len(non_convex)
+    level_all = 1.0 - 0.05 / len(makers)
     datasets = {name: make(n, ctx.rng(i)) for i, (name, make) in enumerate(makers.items())}
 
-    corr_rows, cand_rows, noise_rows = [], [], []
-    per_dataset: dict[str, dict[str, list[float]]] = {}
+    corr_rows, cand_rows = [], []
+    per_dataset: dict[str, dict[str, np.ndarray]] = {}
+    gaps: dict[tuple[str, str], dict[str, Estimate]] = {}
     jobs = [(name, *datasets[name]) for name in datasets]
     for name, X, y in ctx.progress(jobs, total=len(jobs), desc="data sets"):
         with threadpool_limits(1):  # small problems: threads only add contention
@@ -291,7 +329,7 @@ def run(ctx: RunContext) -> Result:
             }
         cache: dict[bytes, dict[str, float]] = {}
         for pool, candidates in pools.items():
-            scores: dict[str, list[float]] = {"ARI": [], "DISCO": [], "silhouette": [], "DBCV": []}
+            rows = []
             for cname, lab in candidates:
                 key = lab.tobytes()
                 if key not in cache:
@@ -301,126 +339,156 @@ def run(ctx: RunContext) -> Result:
                         "silhouette": _silhouette(X, lab),
                         "DBCV": _dbcv(X, lab),
                     }
-                row = {
-                    "dataset": name,
-                    "pool": pool,
-                    "clustering": cname,
-                    "n_clusters": int(len(np.unique(lab[lab != -1]))),
-                    "noise_frac": float(np.mean(lab == -1)),
-                    **cache[key],
-                }
-                cand_rows.append(row)
-                for k in scores:
-                    scores[k].append(row[k])
+                rows.append(
+                    {
+                        "dataset": name,
+                        "pool": pool,
+                        "clustering": cname,
+                        "n_clusters": int(len(np.unique(lab[lab != -1]))),
+                        "noise_frac": float(np.mean(lab == -1)),
+                        **cache[key],
+                    }
+                )
+            cand_rows += rows
+            scores = {k: np.array([r[k] for r in rows], float) for k in ("ARI", *INDICES)}
             per_dataset[f"{name}/{pool}"] = scores
+            common = np.all([np.isfinite(scores[k]) for k in INDICES], axis=0)
             corr_rows.append(
                 {
                     "dataset": name,
                     "pool": pool,
-                    "candidates": len(scores["ARI"]),
-                    **{f"PCC {k}": _pcc(scores[k], scores["ARI"]) for k in INDICES},
-                    **{f"Spearman {k}": _spearman(scores[k], scores["ARI"]) for k in INDICES},
+                    "candidates": len(rows),
+                    "all indices defined": int(common.sum()),
+                    **{
+                        f"PCC {k}": _pcc_defined(scores[k][common], scores["ARI"][common]) for k in INDICES
+                    },
+                    **{f"Spearman {k}": _spearman(scores[k][common], scores["ARI"][common]) for k in INDICES},
                 }
             )
-        forced = force_noise_to_nearest_cluster(X, y)
-        wrong = y.copy()
-        rng = ctx.rng(100 + len(noise_rows))
-        clustered = np.flatnonzero(y != -1)
-        wrong[rng.choice(clustered, size=len(clustered) // 10, replace=False)] = -1
-        noise_rows.append(
-            {
-                "dataset": name,
-                "DISCO truth": disco_score(X, y),
-                "DISCO noise forced into clusters": disco_score(X, forced),
-                "DISCO 10% clustered relabelled noise": disco_score(X, wrong),
-                "silhouette truth": _silhouette(X, y),
-                "silhouette noise forced": _silhouette(X, forced),
-            }
-        )
+            for other in ("silhouette", "DBCV"):
+                gaps[(pool, other)] = gaps.get((pool, other), {})
+                if name in non_convex:
+                    gaps[(pool, other)][name] = paired_difference(
+                        _pcc_defined,
+                        scores["DISCO"],
+                        scores[other],
+                        scores["ARI"],
+                        n_boot=n_boot,
+                        level=level_nc,
+                        seed=ctx.seed,
+                        unit="distinct candidates",
+                    )
 
-    corr = {(r["dataset"], r["pool"]): r for r in corr_rows}
+    # ---- noise labels, over data seeds
+    noise_rows = []
+    forced_gap: dict[str, list[float]] = {d: [] for d in makers}
+    wrong_gap: dict[str, list[float]] = {d: [] for d in makers}
+    for s in ctx.progress(range(data_seeds), total=data_seeds, desc="noise labels over data seeds"):
+        for i, (name, make) in enumerate(makers.items()):
+            X, y = datasets[name] if s == 0 else make(n, ctx.rng(1000 * s + i))
+            forced = force_noise_to_nearest_cluster(X, y)
+            wrong = y.copy()
+            rng = ctx.rng(100 + 1000 * s + i)
+            clustered = np.flatnonzero(y != -1)
+            wrong[rng.choice(clustered, size=len(clustered) // 10, replace=False)] = -1
+            truth = disco_score(X, y)
+            forced_gap[name].append(truth - disco_score(X, forced))
+            wrong_gap[name].append(truth - disco_score(X, wrong))
+            if s == 0:
+                noise_rows.append(
+                    {
+                        "dataset": name,
+                        "DISCO truth": truth,
+                        "DISCO noise forced into clusters": truth - forced_gap[name][-1],
+                        "DISCO 10% clustered relabelled noise": truth - wrong_gap[name][-1],
+                        "silhouette truth": _silhouette(X, y),
+                        "silhouette noise forced": _silhouette(X, forced),
+                    }
+                )
+    seed_rows = [
+        {
+            "dataset": d,
+            "data seeds": data_seeds,
+            "forced gap mean": float(np.mean(forced_gap[d])),
+            "forced gap min": float(np.min(forced_gap[d])),
+            "seeds with forced gap <= 0": int(np.sum(np.asarray(forced_gap[d]) <= 0)),
+            "wrong-noise gap mean": float(np.mean(wrong_gap[d])),
+            "wrong-noise gap min": float(np.min(wrong_gap[d])),
+        }
+        for d in makers
+    ]
 
-    def gaps(pool: str, other: str) -> list[float]:
-        return [corr[(d, pool)]["PCC DISCO"] - corr[(d, pool)][f"PCC {other}"] for d in non_convex]
-
-    def listing(pool: str, other: str) -> str:
-        return ", ".join(
-            f"{d}: {corr[(d, pool)]['PCC DISCO']:.3f} vs {corr[(d, pool)][f'PCC {other}']:.3f}"
-            for d in non_convex
-        )
-
-    def worst(values: list[float]) -> float | None:
-        v = np.asarray(values, float)
-        return float(np.min(v[np.isfinite(v)])) if np.isfinite(v).any() else None
-
-    forced_gap = [r["DISCO truth"] - r["DISCO noise forced into clusters"] for r in noise_rows]
-    wrong_gap = [r["DISCO truth"] - r["DISCO 10% clustered relabelled noise"] for r in noise_rows]
     n_paper = min(r["candidates"] for r in corr_rows if r["pool"] == "paper")
     n_sweep = min(r["candidates"] for r in corr_rows if r["pool"] == "sweep")
     scale_paper = (
-        f"n={n} points per data set (moons, DENSIRED-style density clusters), {n_paper} candidates each: "
-        f"the authors' algorithm set x {runs} runs"
+        f"n={n} points per data set (moons, DENSIRED-style density clusters), {n_paper}+ distinct candidates "
+        f"each: the authors' algorithm set x {runs} runs, repeats removed"
     )
     scale_sweep = (
         f"n={n} points per data set (moons, DENSIRED-style density clusters), {n_sweep}+ distinct candidates "
         "each: k-means / DBSCAN / HDBSCAN parameter sweeps"
     )
-    what = "min over the non-convex data sets of PCC(DISCO, ARI) - PCC({}, ARI); "
+    what = "PCC(DISCO, ARI) - PCC({}, ARI) on the candidates where both are defined, per data set: "
+    noise_scale = f"n={n}; moons, density, blobs+noise ground truths x {data_seeds} data seeds each"
+
+    def seed_estimates(values: dict[str, list[float]]) -> dict[str, Estimate]:
+        return {d: over_seeds(v, level=level_all, unit="data seeds") for d, v in values.items()}
 
     claims = [
-        Claim(
+        _combined_claim(
             "DISCO correlates with ARI better than the silhouette coefficient on non-convex data "
             "(the authors' candidate clusterings)",
-            measured=worst(gaps("paper", "silhouette")),
-            op=">",
-            reference=0.0,
+            gaps[("paper", "silhouette")],
+            ">",
+            0.0,
             paper=PAPER_TABLE4,
             scale=scale_paper,
-            detail=what.format("silhouette") + listing("paper", "silhouette"),
+            detail=what.format("silhouette"),
         ),
-        Claim(
+        _combined_claim(
             "DISCO correlates with ARI better than the silhouette coefficient on non-convex data "
             "(parameter sweeps)",
-            measured=worst(gaps("sweep", "silhouette")),
-            op=">",
-            reference=0.0,
+            gaps[("sweep", "silhouette")],
+            ">",
+            0.0,
             paper=PAPER_TABLE4,
             scale=scale_sweep,
-            detail=what.format("silhouette") + listing("sweep", "silhouette"),
+            detail=what.format("silhouette"),
         ),
-        Claim(
+        _combined_claim(
             "DISCO correlates with ARI at least as well as DBCV on non-convex data (the authors' candidates)",
-            measured=worst(gaps("paper", "DBCV")),
-            op=">=",
-            reference=0.0,
+            gaps[("paper", "DBCV")],
+            ">=",
+            0.0,
             paper="Table 4: 3-spiral DISCO 89.16 vs DBCV undefined; complex8 95.71 vs 90.53; "
             "chainlink 92.78 vs 99.71 (mixed)",
             scale=scale_paper,
-            detail=what.format("DBCV") + listing("paper", "DBCV") + " (DBCV left out where undefined)",
+            detail=what.format("DBCV"),
         ),
-        Claim(
+        _combined_claim(
             "Correct noise labels score higher than the same points forced into clusters",
-            measured=float(np.min(forced_gap)),
-            op=">",
-            reference=0.0,
+            seed_estimates(forced_gap),
+            ">",
+            0.0,
             paper="abstract: DISCO 'rewards correctly assigned noise labels' (no number given)",
-            scale=f"n={n}; moons, density, blobs+noise ground truths",
-            detail="min over data sets of DISCO(truth) - DISCO(truth with noise -> nearest cluster); "
-            + ", ".join(f"{r['dataset']}: {g:+.3f}" for r, g in zip(noise_rows, forced_gap)),
+            scale=noise_scale,
+            detail="mean over data seeds of DISCO(truth) - DISCO(truth with noise -> nearest cluster), "
+            "per data set: ",
         ),
-        Claim(
+        _combined_claim(
             "Noise labels where a cluster label would be more appropriate are penalised",
-            measured=float(np.min(wrong_gap)),
-            op=">",
-            reference=0.0,
+            seed_estimates(wrong_gap),
+            ">",
+            0.0,
             paper="abstract: DISCO 'penalizes noise labels where a cluster label would have been more "
             "appropriate' (no number given)",
-            scale=f"n={n}; moons, density, blobs+noise ground truths",
-            detail="min over data sets of DISCO(truth) - DISCO(truth with 10% of clustered points as noise); "
-            + ", ".join(f"{r['dataset']}: {g:+.3f}" for r, g in zip(noise_rows, wrong_gap)),
+            scale=noise_scale,
+            detail="mean over data seeds of DISCO(truth) - DISCO(truth with 10% of clustered points as "
+            "noise), per data set: ",
         ),
     ]
 
+    corr = {(r["dataset"], r["pool"]): r for r in corr_rows}
     _plot(ctx, datasets, per_dataset, corr)
     ctx.save_json(
         [
@@ -437,12 +505,19 @@ def run(ctx: RunContext) -> Result:
                 for r in corr_rows
                 for k in ("DISCO", "silhouette", "DBCV")
             },
+            **{
+                f"pcc_gap_{d}_{pool}_{other}": e.to_dict()
+                for (pool, other), per in gaps.items()
+                for d, e in per.items()
+            },
             "n_points": n,
+            "data_seeds": data_seeds,
         },
-        tables={"correlation with ARI": corr_rows, "noise labels": noise_rows},
-        notes="PCC = Pearson correlation across candidate clusterings between an index and ARI. "
-        "Silhouette counts noise (-1) as one more cluster, as in the authors' scripts; DBCV is hdbscan's "
-        "validity_index (Euclidean; the authors use their own DBCV with squared Euclidean distances).",
+        tables={"correlation with ARI": corr_rows, "noise labels": noise_rows, "noise over seeds": seed_rows},
+        notes="PCC = Pearson correlation across distinct candidate clusterings between an index and ARI, "
+        "on the candidates where every index is defined. Silhouette counts noise (-1) as one more cluster, "
+        "as in the authors' scripts; DBCV is hdbscan's validity_index (Euclidean; the authors use their own "
+        "DBCV with squared Euclidean distances).",
     )
 
 

@@ -32,9 +32,19 @@ __all__ = [
     "node_accuracy",
     "GraphFamily",
     "GraphSample",
+    "GraphUniverseDataset",
     "Universe",
     "block_probability_matrix",
     "sample_edges",
     "sample_graph",
     "scale_propensities",
 ]
+
+
+def __getattr__(name: str):
+    # GraphUniverseDataset needs torch_geometric: imported on first use only.
+    if name == "GraphUniverseDataset":
+        from ._dataset import GraphUniverseDataset
+
+        return GraphUniverseDataset
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import io
 import json
 import os
+import warnings
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -38,6 +39,31 @@ def _range(value, name: str, lo: float, hi: float, integer: bool = False) -> tup
     if a < lo or b > hi:
         raise ValueError(f"{name} must lie within [{lo}, {hi}], got {value!r}")
     return (int(a), int(b)) if integer else (float(a), float(b))
+
+
+def _real(value, name: str) -> float:
+    """A real number (not a bool, not a string), finite."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a real number, got {type(value).__name__} {value!r}")
+    value = float(value)
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def _check_communities(communities, K: int) -> np.ndarray:
+    arr = np.asarray(communities)
+    if arr.ndim != 1 or arr.size == 0:
+        raise ValueError(f"communities must be a non-empty 1-D list of community ids, got {communities!r}")
+    if arr.dtype.kind not in "iu":
+        if arr.dtype.kind != "f" or not np.all(np.isfinite(arr)) or not np.all(arr == np.round(arr)):
+            raise ValueError(f"communities must hold integer community ids, got {communities!r}")
+    arr = arr.astype(np.int64)
+    if np.unique(arr).size != arr.size:
+        raise ValueError(f"communities must be distinct, got {communities!r}")
+    if arr.min() < 0 or arr.max() >= K:
+        raise ValueError(f"communities must lie in [0, {K - 1}], got {communities!r}")
+    return arr
 
 
 def sample_graph(
@@ -78,23 +104,28 @@ def sample_graph(
     """
     rng = seed if isinstance(seed, np.random.Generator) else np.random.default_rng(seed)
     n_nodes = check_int(n_nodes, "n_nodes", minimum=1)
-    if not 0.0 <= float(homophily) <= 1.0:
+    homophily = _real(homophily, "homophily")
+    avg_degree = _real(avg_degree, "avg_degree")
+    power_law_exponent = _real(power_law_exponent, "power_law_exponent")
+    degree_separation = _real(degree_separation, "degree_separation")
+    if not 0.0 <= homophily <= 1.0:
         raise ValueError(f"homophily must lie in [0, 1], got {homophily}")
-    if not float(avg_degree) > 0:
+    if not avg_degree > 0:
         raise ValueError(f"avg_degree must be > 0, got {avg_degree}")
-    if not float(power_law_exponent) > 1.0:
+    if n_nodes > 1 and avg_degree > n_nodes - 1:
+        raise ValueError(
+            f"avg_degree={avg_degree} cannot be reached by a simple graph of {n_nodes} nodes "
+            f"(at most n_nodes - 1 = {n_nodes - 1})"
+        )
+    if not power_law_exponent > 1.0:
         raise ValueError(f"power_law_exponent must be > 1, got {power_law_exponent}")
-    if not 0.0 <= float(degree_separation) <= 1.0:
+    if not 0.0 <= degree_separation <= 1.0:
         raise ValueError(f"degree_separation must lie in [0, 1], got {degree_separation}")
     if communities is None:
         n_communities = check_int(n_communities, "n_communities", minimum=1, maximum=universe.K)
         comms = universe.sample_communities(n_communities, rng)
     else:
-        comms = np.asarray(communities, dtype=np.int64)
-        if comms.ndim != 1 or comms.size == 0 or np.unique(comms).size != comms.size:
-            raise ValueError("communities must be a non-empty list of distinct community ids")
-        if comms.min() < 0 or comms.max() >= universe.K:
-            raise ValueError(f"communities must lie in [0, {universe.K - 1}]")
+        comms = _check_communities(communities, universe.K)
     k = comms.size
     block = universe.P[np.ix_(comms, comms)]
     P_sub = scale_propensities(block, float(avg_degree), float(homophily), n_nodes)
@@ -106,6 +137,7 @@ def sample_graph(
         P_sub = calibrate_propensities(block, local, theta, float(avg_degree), float(homophily))
     edges = sample_edges(local, theta, P_sub, rng)
     edges = join_components(edges, local, theta, P_sub, rng)
+    _warn_unmet_targets(edges, local, n_nodes, avg_degree, homophily if calibrate else None, k)
     y = comms[local]
     x = universe.sample_features(y, rng)
     params = {
@@ -130,6 +162,44 @@ def sample_graph(
     )
 
 
+def _warn_unmet_targets(
+    edges: np.ndarray, local: np.ndarray, n_nodes: int, avg_degree: float, homophily: float | None, k: int
+) -> None:
+    """Warn, with the realised value, when edge probabilities clipped at 1 keep a target out of reach.
+
+    ``homophily=None`` skips the homophily check (the authors' size-agnostic rescaling,
+    ``calibrate=False``, does not aim at the realised homophily).
+
+    Sampling noise alone stays far inside these bands for any graph big enough to matter (the
+    realised degree is a sum of many Bernoulli draws); only saturation (target density too high for
+    the degree factors and community sizes) moves it this far.
+    """
+    if n_nodes < 2:
+        return
+    realised = 2.0 * edges.shape[0] / n_nodes
+    n_pairs = n_nodes * (n_nodes - 1) / 2.0
+    expected_edges = avg_degree * n_nodes / 2.0
+    sd = np.sqrt(max(expected_edges * (1.0 - expected_edges / n_pairs), 1.0))
+    if realised < avg_degree and (expected_edges - edges.shape[0]) > max(6.0 * sd, 0.1 * expected_edges):
+        warnings.warn(
+            f"avg_degree={avg_degree:g} could not be reached on {n_nodes} nodes: realised average degree "
+            f"{realised:.3g} (edge probabilities saturate at 1)",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if homophily is not None and k > 1 and edges.shape[0] >= 50:
+        realised_h = float(np.mean(local[edges[:, 0]] == local[edges[:, 1]]))
+        h_sd = np.sqrt(homophily * (1 - homophily) / edges.shape[0])
+        if abs(realised_h - homophily) > max(6.0 * h_sd, 0.1):
+            warnings.warn(
+                f"homophily={homophily:g} could not be reached on {n_nodes} nodes: realised edge homophily "
+                f"{realised_h:.3g} (edge probabilities saturating at 1, few nodes per community, or the "
+                "edges that join components)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+
+
 class GraphFamily(Sequence):
     """A family of graphs from one :class:`Universe`, with per-graph targets drawn from ranges.
 
@@ -144,6 +214,9 @@ class GraphFamily(Sequence):
         See :func:`sample_graph` (``False`` = the authors' exact rescaling).
     seed : int
         Graph ``i`` is sampled from ``default_rng([seed, i])``, so any graph can be regenerated alone.
+    allowed_community_combinations : list of lists of int, optional
+        As the authors' ``generate_family``: every graph uses one of these community sets (drawn
+        uniformly) instead of a sampled connected subset; ``n_communities`` is then ignored.
     show_progress : bool
 
     The family is a sequence of :class:`GraphSample`; ``to_pyg()`` gives a list of PyG ``Data``
@@ -164,6 +237,7 @@ class GraphFamily(Sequence):
         calibrate: bool = True,
         show_progress: bool = False,
         graphs: list[GraphSample] | None = None,
+        allowed_community_combinations: Sequence[Sequence[int]] | None = None,
     ) -> None:
         if not isinstance(universe, Universe):
             raise ValueError(f"universe must be a Universe, got {type(universe).__name__}")
@@ -183,6 +257,15 @@ class GraphFamily(Sequence):
         self.degree_separation = _range(degree_separation, "degree_separation", 0.0, 1.0)
         self.seed = check_int(seed, "seed", minimum=0)
         self.calibrate = bool(calibrate)
+        if allowed_community_combinations is None:
+            self.allowed_community_combinations = None
+        else:
+            combos = list(allowed_community_combinations)
+            if not combos:
+                raise ValueError("allowed_community_combinations must hold at least one community list")
+            self.allowed_community_combinations = [
+                _check_communities(c, universe.K).tolist() for c in combos
+            ]
         if graphs is not None:
             self.graphs = list(graphs)
             return
@@ -207,7 +290,20 @@ class GraphFamily(Sequence):
     def sample(self, index: int) -> GraphSample:
         """(Re)generate graph ``index`` of the family."""
         rng = np.random.default_rng([self.seed, int(index)])
-        return sample_graph(self.universe, **self.sample_params(rng), seed=rng, calibrate=self.calibrate)
+        params = self.sample_params(rng)
+        communities = None
+        if self.allowed_community_combinations is not None:
+            combos = self.allowed_community_combinations
+            communities = combos[int(rng.integers(len(combos)))]
+            params["n_communities"] = len(communities)
+        return sample_graph(
+            self.universe, **params, seed=rng, calibrate=self.calibrate, communities=communities
+        )
+
+    @property
+    def num_classes(self) -> int:
+        """Number of community classes: the universe's K (labels are universe community ids)."""
+        return self.universe.K
 
     # Sequence protocol
     def __len__(self) -> int:
@@ -231,11 +327,22 @@ class GraphFamily(Sequence):
             "degree_separation": list(self.degree_separation),
             "seed": self.seed,
             "calibrate": self.calibrate,
+            "allowed_community_combinations": self.allowed_community_combinations,
         }
 
     def to_pyg(self, tasks=("community_detection", "triangle_counting")) -> list:
-        """List of ``torch_geometric.data.Data``, one per graph (see :meth:`GraphSample.to_pyg`)."""
+        """List of ``torch_geometric.data.Data``, one per graph (see :meth:`GraphSample.to_pyg`).
+
+        ``tasks`` is a sequence of task names, or one task name as a string (the authors'
+        ``to_pyg_graphs(task)`` form: that task's target becomes ``y``).
+        """
         return [g.to_pyg(tasks) for g in self.graphs]
+
+    def to_dataset(self, root: str | os.PathLike, task: str | Sequence[str] = "community_detection"):
+        """This family as a :class:`GraphUniverseDataset` (a PyG ``InMemoryDataset``) under ``root``."""
+        from ._dataset import GraphUniverseDataset
+
+        return GraphUniverseDataset(root, family=self, task=task)
 
     def to_networkx(self) -> list:
         return [g.to_networkx() for g in self.graphs]
@@ -293,6 +400,8 @@ class GraphFamily(Sequence):
                 "degree_separation",
                 "seed",
                 "calibrate",
+                "allowed_community_combinations",
             )
+            if k in cfg
         }
         return cls(u, **{k: tuple(v) if isinstance(v, list) else v for k, v in kwargs.items()}, graphs=graphs)

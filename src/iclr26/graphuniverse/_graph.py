@@ -8,6 +8,8 @@ from typing import Any
 import numpy as np
 from scipy import sparse
 
+from ..validation import check_int
+
 TASKS = (
     "community_detection",
     "triangle_counting",
@@ -122,17 +124,38 @@ class GraphSample:
         return int(round(self.triangles().sum() / 3.0))
 
     def khop_community_counts(self, k: int) -> np.ndarray:
-        """(n, K) counts of nodes at shortest-path distance exactly ``k``, per universe community."""
-        n = self.n_nodes
-        A = self.adjacency().astype(bool)
-        reached = sparse.identity(n, dtype=bool, format="csr")
-        frontier = reached
-        for _ in range(k):
-            nxt = (frontier @ A).astype(bool)
-            frontier = (nxt > reached).astype(bool)  # new nodes only
-            reached = (reached + frontier).astype(bool)
-        onehot = sparse.csr_matrix((np.ones(n), (np.arange(n), self.y)), shape=(n, self.K))
-        return np.asarray((frontier.astype(np.float64) @ onehot).todense())
+        """(n, K) counts of nodes at shortest-path distance exactly ``k``, per universe community.
+
+        Breadth-first search from blocks of source nodes at once: each hop multiplies the block's
+        sparse frontier by the adjacency and keeps the nodes not yet reached (a dense visited mask
+        per block), so time is the total size of the explored ``k``-hop neighbourhoods and memory is
+        one block's mask (at most about 32 MB) plus its frontier.
+        """
+        k = check_int(k, "k", minimum=0)
+        n, K = self.n_nodes, self.K
+        out = np.zeros((n, K))
+        if k == 0:
+            out[np.arange(n), self.y] = 1.0
+            return out
+        A = self.adjacency().astype(np.int32)
+        block = int(max(1, min(n, 32_000_000 // max(n, 1))))
+        for lo in range(0, n, block):
+            hi = min(n, lo + block)
+            b = hi - lo
+            rows = np.arange(b)
+            cols = np.arange(lo, hi)
+            visited = np.zeros((b, n), dtype=bool)
+            visited[rows, cols] = True
+            for _ in range(k):
+                frontier = sparse.csr_matrix((np.ones(rows.size, dtype=np.int32), (rows, cols)), shape=(b, n))
+                nxt = (frontier @ A).tocoo()
+                rows, cols = nxt.row, nxt.col
+                new = ~visited[rows, cols]
+                rows, cols = rows[new], cols[new]
+                visited[rows, cols] = True
+            counts = np.bincount(rows * K + self.y[cols], minlength=b * K)
+            out[lo:hi] = counts.reshape(b, K)
+        return out
 
     def power_law_fit(self) -> float:
         """Discrete power-law exponent of the degree distribution (MLE, x_min = 1, as the authors)."""
@@ -187,19 +210,35 @@ class GraphSample:
         }
 
     # ------------------------------------------------------------------ exports
-    def to_pyg(self, tasks: tuple[str, ...] | list[str] = ("community_detection", "triangle_counting")):
-        """A ``torch_geometric.data.Data`` with ``x``, ``edge_index``, ``y`` (= universe community) and
-        one attribute per task (authors' names): ``triangle_counting`` (graph-level, shape (1,)),
-        ``k_hop_community_counts_k{N}`` (n, K), ``community_homophily_vector`` (1, K)."""
+    def to_pyg(self, tasks: str | tuple[str, ...] | list[str] = ("community_detection", "triangle_counting")):
+        """A ``torch_geometric.data.Data`` with ``x``, ``edge_index``, ``y`` and one attribute per task.
+
+        ``tasks``: a sequence of task names (``y`` = universe community, one attribute per task), or a
+        single task name as a string, the authors' ``to_pyg_graph(task)`` form, where ``y`` is that
+        task's target (community ids for ``community_detection``, the triangle count for
+        ``triangle_counting``). Tasks (authors' names): ``community_detection``, ``triangle_counting``
+        (graph level, shape (1,)), ``k_hop_community_counts_k{N}`` (n, K), ``community_homophily_vector``
+        (1, K).
+        """
         import torch
         from torch_geometric.data import Data
 
+        single = isinstance(tasks, str)
+        task_list = [tasks] if single else list(tasks)
+        for task in task_list:
+            if not isinstance(task, str):
+                raise ValueError(f"tasks must be task names (strings), got {task!r}")
+            known = task in TASKS or (
+                task.startswith("k_hop_community_counts_k") and task.rsplit("k", 1)[-1].isdigit()
+            )
+            if not known:
+                raise ValueError(f"unknown task {task!r}; expected one of {TASKS} (any k for k-hop)")
         data = Data(
             x=torch.from_numpy(np.ascontiguousarray(self.x)),
             edge_index=torch.from_numpy(np.ascontiguousarray(self.edge_index())),
             y=torch.from_numpy(self.y.copy()),
         )
-        for task in tasks:
+        for task in task_list:
             if task == "community_detection":
                 data.community_detection = data.y
             elif task == "triangle_counting":
@@ -207,12 +246,12 @@ class GraphSample:
             elif task.startswith("k_hop_community_counts_k"):
                 k = int(task.rsplit("k", 1)[-1])
                 data[task] = torch.from_numpy(self.khop_community_counts(k)).float()
-            elif task == "community_homophily_vector":
+            else:
                 data.community_homophily_vector = torch.from_numpy(self.community_homophily_vector()).float()[
                     None
                 ]
-            else:
-                raise ValueError(f"unknown task {task!r}; expected one of {TASKS} (any k for k-hop)")
+        if single:
+            data.y = data[task_list[0]]
         return data
 
     def to_networkx(self):
