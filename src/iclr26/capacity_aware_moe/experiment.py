@@ -112,7 +112,13 @@ def run(ctx: RunContext) -> Result:
     small = ctx.small
     if small:
         cfg = TinyMoEConfig(
-            hidden_size=64, intermediate_size=64, steps=100, batch_size=16, seq_len=128, aux_loss_coef=0.01
+            hidden_size=64,
+            intermediate_size=64,
+            steps=120,
+            batch_size=16,
+            seq_len=128,
+            aux_loss_coef=0.01,
+            lr=8e-3,
         )
         n_seeds, eval_calls, n_chars = 3, 12, 200_000
         gammas = [2.0, 1.5, 1.0, 0.5]
