@@ -386,3 +386,28 @@ def test_capacity_factor_types():
             patch.configure(capacity_factor="1.5")
         patch.configure(capacity_factor=None)
         assert "capacity_factor=None" in repr(patch)
+
+
+def test_deepseek_v2_group_limited_follows_the_authors_gate():
+    """The authors' DeepSeek gate: priority = softmax scores zeroed outside the token's top groups
+    (their tmp_scores); kept weights = score * routed_scaling_factor (no normalisation)."""
+    model = _deepseek_v2()
+    gate = _blocks(model)[0][1].gate
+    h = torch.randn(48, 32, generator=torch.Generator().manual_seed(8))
+    with torch.no_grad():
+        scores = torch.softmax(torch.nn.functional.linear(h, gate.weight.float()), -1)
+        groups = scores.view(48, 4, 2).max(-1).values
+        keep_groups = torch.zeros_like(groups).scatter_(1, groups.topk(2, dim=-1).indices, 1).bool()
+        tmp = scores.masked_fill(~keep_groups.repeat_interleave(2, dim=1), 0.0)
+        top = tmp.topk(2, dim=-1).indices
+        cap = expert_capacity(48, 8, 2, 0.5)
+        ref = torch.zeros(48, 8)
+        for e in range(8):
+            users = [t for t in range(48) if e in top[t].tolist()]
+            users.sort(key=lambda t: -float(tmp[t, e]))
+            for t in users[:cap]:
+                ref[t, e] = tmp[t, e] * 1.5
+        with apply_capacity_aware(model, "token_drop", capacity_factor=0.5):
+            _, w, idx = gate(h)
+    dense = torch.zeros(48, 9).scatter_add_(1, idx, w.float())[:, :8]
+    assert torch.allclose(dense, ref, atol=1e-6)
