@@ -12,7 +12,9 @@ transformers internals) and called on a stand-in object. Without the clone, a no
 our timings are shown.
 
 Checks, on random router logits: the dense (T, E) combine weights agree for Token Drop (score, first,
-last) and Expanded Drop (all experts local); then median wall time of both routings.
+last) and Expanded Drop (all experts local), both without and with ``norm_topk_prob`` (the authors'
+OLMoE / Qwen2-MoE forward then divides the kept weights by their sum); then median wall time of both
+routings.
 """
 
 from __future__ import annotations
@@ -85,7 +87,7 @@ def main() -> None:
     ]
     print(
         f"{'T':>6} {'E':>3} {'k':>2} {'gamma':>5} {'strategy':<22} {'ours ms':>8} "
-        f"{'authors ms':>10} {'ratio':>6} agree"
+        f"{'authors ms':>10} {'ratio':>6} agree agree(norm)"
     )
     for T, E, k in cases:
         logits = torch.randn(T, E, generator=torch.Generator().manual_seed(T + E)) * 2
@@ -102,7 +104,11 @@ def main() -> None:
                     t_auth = _median_time(lambda p=probs, k=k, c=cap, s=theirs: authors(p.clone(), k, c, s))
                     w, idx = authors(probs.clone(), k, cap, theirs)
                     agree = torch.allclose(_dense(idx, w, E), _dense(r.expert_index, r.weights, E), atol=1e-6)
-                    line += f" {1e3 * t_auth:>10.2f} {t_auth / t_ours:>6.2f} {agree}"
+                    rn = capacity_route(logits, k, gamma, ours, drop_order=order, norm_topk_prob=True)
+                    wn = w / w.sum(dim=-1, keepdim=True).clamp_min(1e-20)
+                    ours_n = _dense(rn.expert_index, rn.weights, E)
+                    agree_n = torch.allclose(_dense(idx, wn, E), ours_n, atol=1e-6)
+                    line += f" {1e3 * t_auth:>10.2f} {t_auth / t_ours:>6.2f} {agree} {agree_n}"
                 print(line)
 
 

@@ -14,6 +14,7 @@ from iclr26.capacity_aware_moe import (
     expert_capacity,
     expert_parallel_local_experts,
     load_metrics,
+    max_mean_ratio,
     token_drop_mask,
 )
 
@@ -46,7 +47,7 @@ def test_expert_capacity_formula():
     assert expert_capacity(100, 8, 2, 1.5) == math.ceil(1.5 * 2 * 100 / 8)
     assert expert_capacity(7, 64, 8, 2.0) == 2
     assert expert_capacity(10, 4, 1, None) is None
-    for bad in (0.0, -1.0, float("nan"), float("inf")):
+    for bad in (0.0, -1.0, float("nan"), float("inf"), True, "1.5"):
         with pytest.raises(ValueError, match="capacity_factor"):
             expert_capacity(10, 4, 1, bad)
 
@@ -125,16 +126,16 @@ def test_token_drop_never_exceeds_capacity(t_count, e_count, k_frac, gamma, orde
     e_count=st.integers(2, 10),
     k=st.integers(1, 3),
     gamma=st.floats(0.05, 3.0),
-    devices=st.sampled_from([None, 1, 2]),
+    per_device=st.sampled_from([None, 1, 2]),
     seed=st.integers(0, 10_000),
 )
-def test_expanded_drop_never_exceeds_capacity(t_count, e_count, k, gamma, devices, seed):
+def test_expanded_drop_never_exceeds_capacity(t_count, e_count, k, gamma, per_device, seed):
     k = min(k, e_count)
-    if devices is not None and e_count % devices:
-        devices = 1
+    if per_device is not None and e_count % per_device:
+        per_device = 1
     gen = torch.Generator().manual_seed(seed)
     logits = torch.randn(t_count, e_count, generator=gen) * 2
-    local = None if devices is None else expert_parallel_local_experts(t_count, e_count, devices)
+    local = None if per_device is None else expert_parallel_local_experts(t_count, e_count, per_device)
     r = capacity_route(logits, k, gamma, "expanded_drop", local_experts=local)
     cap = expert_capacity(t_count, e_count, k, gamma)
     assert int(r.tokens_per_expert.max()) <= cap
@@ -178,6 +179,50 @@ def test_expanded_drop_keeps_more_assignments_than_token_drop():
     assert ed.load_metrics()["max_mean_ratio_after"] <= ed.load_metrics()["max_mean_ratio"]
 
 
+def _reference_norm_weights(probs, top, keep_grid, norm):
+    """Dense (T, E) weights as the authors' forward: p at kept slots, divided by their sum with norm."""
+    t_count, e_count = probs.shape
+    w = np.zeros((t_count, e_count))
+    for t in range(t_count):
+        for e in range(e_count):
+            if keep_grid[t, e]:
+                w[t, e] = probs[t, e]
+        if norm and w[t].sum() > 0:
+            w[t] /= w[t].sum()
+    return w
+
+
+def _dense(r, e_count):
+    out = torch.zeros(r.expert_index.shape[0], e_count + 1, dtype=torch.float64)
+    out.scatter_add_(1, r.expert_index, r.weights.double())
+    return out[:, :e_count].numpy()
+
+
+@pytest.mark.parametrize("strategy", ["token_drop", "expanded_drop"])
+@pytest.mark.parametrize("gamma", [0.5, 1.0, 2.0])
+def test_norm_topk_prob_renormalises_over_kept_experts_as_the_authors(strategy, gamma):
+    gen = torch.Generator().manual_seed(11)
+    t_count, e_count, k = 60, 8, 2
+    logits = torch.randn(t_count, e_count, generator=gen) * 2
+    probs = torch.softmax(logits, -1)
+    cap = expert_capacity(t_count, e_count, k, gamma)
+    if strategy == "token_drop":
+        top, keep = _reference_token_drop(probs.numpy(), k, cap)
+        grid = np.zeros((t_count, e_count), dtype=bool)
+        for t in range(t_count):
+            for j, e in enumerate(top[t]):
+                grid[t, e] = keep[t][j]
+    else:
+        grid = _reference_expanded_drop(probs.numpy(), k, cap)
+    for norm in (False, True):
+        r = capacity_route(logits, k, gamma, strategy, norm_topk_prob=norm)
+        ref = _reference_norm_weights(probs.numpy(), None, grid, norm)
+        assert np.allclose(_dense(r, e_count), ref, atol=1e-6), (strategy, gamma, norm)
+        if norm:
+            alive = grid.any(1)
+            assert np.allclose(r.weights.sum(-1).numpy()[alive], 1.0, atol=1e-6)
+
+
 def test_renormalize_and_norm_topk():
     gen = torch.Generator().manual_seed(4)
     logits = torch.randn(50, 8, generator=gen) * 2
@@ -188,13 +233,17 @@ def test_renormalize_and_norm_topk():
     assert torch.all(sums[~alive] == 0)
     n = capacity_route(logits, 2, None, norm_topk_prob=True)
     assert torch.allclose(n.weights.sum(-1), torch.ones(50))
+    # Expanded Drop with norm: combine weights sum to 1 (not 1.3-2.8 as with the top-k denominator).
+    e = capacity_route(logits * 0.2, 2, 2.0, "expanded_drop", norm_topk_prob=True)
+    assert torch.allclose(e.weights.sum(-1), torch.ones(50), atol=1e-6)
 
 
 def test_local_experts_for_expert_parallelism():
-    loc = expert_parallel_local_experts(10, 8, 4)
+    loc = expert_parallel_local_experts(10, 8, 2)  # 2 experts per device, 4 devices
     assert loc.shape == (10, 2)
     assert loc[0].tolist() == [0, 1] and loc[-1].tolist() == [6, 7]
-    with pytest.raises(ValueError, match="divide"):
+    assert expert_parallel_local_experts(10, 8, np.int64(4)).shape == (10, 4)
+    with pytest.raises(ValueError, match="divisor"):
         expert_parallel_local_experts(10, 8, 3)
 
 
@@ -212,9 +261,32 @@ def test_bad_inputs():
         token_drop_mask(torch.softmax(logits, -1), torch.full((5, 1), 9), 2)
     with pytest.raises(ValueError, match="repeat"):
         expanded_drop_mask(torch.softmax(logits, -1), logits.topk(1).indices, 2, torch.tensor([1, 1]))
+    for bad_k in (True, 2.0, "2", 0):
+        with pytest.raises(ValueError, match="top_k"):
+            capacity_route(logits, bad_k)
+    for bad_gamma in (True, "1.5", [1.0]):
+        with pytest.raises(ValueError, match="capacity_factor"):
+            capacity_route(logits, 2, bad_gamma)
+    nan = logits.clone()
+    nan[2, 1] = float("nan")
+    with pytest.raises(ValueError, match="NaN"):
+        capacity_route(nan, 2, 1.0)
+
+
+def test_integer_types_are_accepted():
+    logits = torch.randn(6, 4, generator=torch.Generator().manual_seed(0))
+    a = capacity_route(logits, np.int64(2), np.float32(1.0))
+    b = capacity_route(logits, 2, 1.0)
+    assert torch.equal(a.expert_index, b.expert_index) and a.capacity == b.capacity
 
 
 def test_load_metrics_ratio():
+    # Both ratios are over the mean *requested* load N_bar = 2: after the limit, max 2 -> 1.0.
     m = load_metrics(torch.tensor([4, 2, 1, 1]), torch.tensor([2, 2, 1, 1]))
     assert m["max_mean_ratio"] == pytest.approx(2.0)
-    assert m["max_mean_ratio_after"] == pytest.approx(2 / 1.5)
+    assert m["max_mean_ratio_after"] == pytest.approx(1.0)
+    assert torch.allclose(
+        max_mean_ratio(torch.tensor([[2, 2, 1, 1]]), torch.tensor([[4, 2, 1, 1]])),
+        torch.tensor([1.0], dtype=torch.float64),
+    )
+    assert math.isnan(load_metrics(torch.zeros(4))["max_mean_ratio"])

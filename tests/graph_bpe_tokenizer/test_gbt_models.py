@@ -60,3 +60,29 @@ def test_classifier_bad_input(data):
         BertGraphClassifier(tok, hidden_size=10, num_heads=3)
     with pytest.raises(ValueError, match="not fitted"):
         BertGraphClassifier(tok).predict(graphs[:2])
+
+
+def test_bert_warns_or_raises_instead_of_silently_truncating(data):
+    graphs, y = data
+    tok = GraphTokenizer(0).fit(graphs[:40])  # no merges: 60-100 symbols per graph
+    kw = dict(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=1, max_length=16)
+    with pytest.warns(UserWarning, match="more than max_length=16"):
+        BertGraphClassifier(tok, **kw).fit(graphs[:40], y[:40])
+    with pytest.raises(ValueError, match="max_length"):
+        BertGraphClassifier(tok, truncation="error", **kw).fit(graphs[:40], y[:40])
+    with pytest.raises(ValueError, match="truncation"):
+        BertGraphClassifier(tok, truncation="silent")
+
+
+def test_bert_augmentation_trains_on_several_serializations(data):
+    graphs, y = data
+    tok = GraphTokenizer(100).fit(graphs[:60])
+    kw = dict(hidden_size=16, num_layers=1, num_heads=2, intermediate_size=32, epochs=1, seed=1)
+    plain = BertGraphClassifier(tok, **kw)
+    ids, _ = plain._encode(graphs[:60])
+    variant, _ = plain._encode(graphs[:60], variant_seed=5)
+    assert any(not np.array_equal(a, b) for a, b in zip(ids, variant))  # the variants differ
+    aug = BertGraphClassifier(tok, augment=3, **kw).fit(graphs[:60], y[:60])
+    assert aug.predict_proba(graphs[60:70]).shape == (10, 2)
+    with pytest.raises(ValueError, match="augment"):
+        BertGraphClassifier(tok, augment=0)

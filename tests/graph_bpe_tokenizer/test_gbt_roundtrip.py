@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 from networkx.algorithms.isomorphism import categorical_multiedge_match, categorical_node_match
 
-from iclr26.graph_bpe_tokenizer import GraphSerializer, GraphTokenizer, to_labelled
+from iclr26.graph_bpe_tokenizer import UNKNOWN_LABEL, GraphSerializer, GraphTokenizer, to_labelled
 
 NODE_MATCH = categorical_node_match("label", None)
 EDGE_MATCH = categorical_multiedge_match("label", None)
@@ -37,7 +37,7 @@ def random_graph(rng: np.random.Generator) -> nx.Graph:
     return g
 
 
-@pytest.mark.parametrize("method", ["feuler", "euler", "random"])
+@pytest.mark.parametrize("method", ["feuler", "euler", "random", "dfs"])
 def test_roundtrip_thousands_of_random_graphs(method):
     rng = np.random.default_rng(123)
     graphs = [random_graph(rng) for _ in range(1500 if method == "feuler" else 500)]
@@ -98,7 +98,7 @@ def test_single_node_empty_graph_and_isolated_nodes():
     assert same(h, ser.deserialize(s))
 
 
-def test_unseen_labels_decode_as_none():
+def test_unseen_labels_warn_and_decode_as_the_unknown_label():
     g = nx.path_graph(3)
     nx.set_node_attributes(g, "A", "label")
     nx.set_edge_attributes(g, "-", "label")
@@ -106,20 +106,100 @@ def test_unseen_labels_decode_as_none():
     h = nx.path_graph(3)
     nx.set_node_attributes(h, "Z", "label")
     nx.set_edge_attributes(h, "?", "label")
-    back = ser.deserialize(ser.serialize(h))
+    with pytest.warns(UserWarning, match="not seen at fit"):
+        seq = ser.serialize(h)
+    back = ser.deserialize(seq)
     assert nx.is_isomorphic(back, nx.path_graph(3))
-    assert {d["label"] for _, d in back.nodes(data=True)} == {None}
+    assert {d["label"] for _, d in back.nodes(data=True)} == {UNKNOWN_LABEL}
+    assert {d["label"] for _, _, d in back.edges(data=True)} == {UNKNOWN_LABEL}
 
 
-def test_big_references_are_split():
-    # A graph larger than anything seen in fit needs references above the alphabet's maximum.
+def test_references_grow_with_log_n_for_graphs_larger_than_any_fitted():
     small = nx.path_graph(3)
     nx.set_node_attributes(small, "A", "label")
-    ser = GraphSerializer().fit([small])
-    big = nx.cycle_graph(40)
-    big.add_edges_from((0, k) for k in range(2, 39))
+    ser = GraphSerializer(reference_base=10).fit([small])
+    big = nx.cycle_graph(400)
+    big.add_edges_from((0, k) for k in range(2, 399))
     nx.set_node_attributes(big, "A", "label")
-    assert same(big, ser.deserialize(ser.serialize(big)))
+    seq = ser.serialize(big)
+    assert same(big, ser.deserialize(seq))
+    ref_ids = {i for i, (kind, _) in enumerate(ser.symbols_) if kind == "ref"}
+    assert len(ref_ids) == 10  # digits 0-9, whatever the fitted sizes
+    # Each revisit reference is at most ceil(log10(400)) = 3 digits (unary chunks would need up to 399/2).
+    runs, run = [], 0
+    for s_ in seq:
+        if s_ in ref_ids:
+            run += 1
+        elif run:
+            runs.append(run)
+            run = 0
+    assert max(runs) <= 3
+    # ER graph: within a small factor of the label-only length (unary chunks: 15.5x at 5,000 nodes).
+    er = nx.gnm_random_graph(2000, 6000, seed=1)
+    nx.set_node_attributes(er, "A", "label")
+    ser32 = GraphSerializer().fit([small])
+    ratio = len(ser32.serialize(er)) / len(ser32.serialize_labels_only(er))
+    assert ratio < 3.5
+    with pytest.raises(ValueError, match="reference_base"):
+        GraphSerializer(reference_base=1)
+
+
+def test_leading_zero_reference_is_rejected():
+    g = nx.cycle_graph(3)
+    nx.set_node_attributes(g, "A", "label")
+    ser = GraphSerializer().fit([g])
+    seq = ser.serialize(g)
+    zero = ser.symbols_.index(("ref", 0))
+    pos = next(i for i, s_ in enumerate(seq) if ser.symbols_[s_][0] == "ref")
+    with pytest.raises(ValueError, match="leading zero"):
+        ser.deserialize(seq[:pos] + [zero] + seq[pos:])
+
+
+def test_variants_decode_to_the_same_graph_and_differ():
+    rng = np.random.default_rng(9)
+    graphs = [random_graph(rng) for _ in range(200)]
+    for method in ("feuler", "dfs"):
+        ser = GraphSerializer(method).fit(graphs)
+        distinct = 0
+        for g in graphs:
+            canon = ser.serialize(g)
+            v = ser.serialize(g, np.random.default_rng(3))
+            assert same(g, ser.deserialize(v))
+            distinct += v != canon
+        assert distinct > 20
+
+
+def test_dfs_is_a_depth_first_walk():
+    # On a path 0-1-2 with a pendant 1-3, DFS from 0: 0 1 2 (back) 1 3 (back) 1 (back) 0.
+    g = nx.Graph([(0, 1), (1, 2), (1, 3)])
+    nx.set_node_attributes(g, "A", "label")
+    nx.set_edge_attributes(g, "-", "label")
+    ser = GraphSerializer("dfs").fit([g])
+    walk = [node for node, _ in ser.circuits(g)[0]]
+    assert walk == [0, 1, 2, 1, 3, 1, 0]
+
+
+def test_pyg_data_input_matches_networkx():
+    torch = pytest.importorskip("torch")
+    pyg = pytest.importorskip("torch_geometric")
+    g = nx.Graph()
+    g.add_nodes_from([(0, {"label": 0}), (1, {"label": 1}), (2, {"label": 0})])
+    g.add_edges_from([(0, 1, {"label": 2}), (1, 2, {"label": 0}), (2, 2, {"label": 1})])
+    data = pyg.data.Data(
+        x=torch.nn.functional.one_hot(torch.tensor([0, 1, 0]), 2).float(),
+        edge_index=torch.tensor([[0, 1, 1, 2, 2], [1, 0, 2, 1, 2]]),
+        edge_attr=torch.tensor([2, 2, 0, 0, 1]),
+    )
+    lg = to_labelled(data)
+    assert lg.node_labels == (0, 1, 0)
+    assert sorted(lg.edges) == [(0, 1, 2), (1, 2, 0), (2, 2, 1)]
+    ser = GraphSerializer().fit([g])
+    assert ser.serialize(data) == ser.serialize(g)
+    one_way = pyg.data.Data(x=torch.tensor([0, 1]), edge_index=torch.tensor([[0], [1]]))
+    with pytest.raises(ValueError, match="undirected"):
+        to_labelled(one_way)
+    with pytest.raises(ValueError, match="outside"):
+        to_labelled(pyg.data.Data(x=torch.tensor([0]), edge_index=torch.tensor([[0], [3]]), num_nodes=1))
 
 
 def test_to_labelled_keeps_parallel_edges():

@@ -138,6 +138,8 @@ def test_bad_input():
         GraphSerializer().fit([])
     with pytest.raises(ValueError, match="num_merges"):
         GraphTokenizer(num_merges=-1)
+    with pytest.raises(ValueError, match="method"):
+        GraphTokenizer(method="bfs")
     ser = GraphSerializer().fit([nx.path_graph(3)])
     with pytest.raises(ValueError, match="outside the alphabet"):
         ser.deserialize([999])
@@ -148,3 +150,77 @@ def test_bad_input():
         GraphTokenizer(10).fit([nx.path_graph(3)]).decode([10**6])
     with pytest.raises(ValueError, match="format"):
         GraphTokenizer.from_dict({"format": "x"})
+
+
+def test_compression_ratio_serialises_each_graph_once(mols, monkeypatch):
+    graphs = mols[0][:50]
+    tok = GraphTokenizer(200).fit(graphs)
+    calls = []
+    original = tok.serializer_.serialize
+    monkeypatch.setattr(tok.serializer_, "serialize", lambda g, rng=None: calls.append(1) or original(g, rng))
+    r = tok.compression_ratio(graphs)
+    assert len(calls) == len(graphs)
+    raw = sum(len(original(g)) for g in graphs)
+    assert r == sum(len(x) for x in tok.encode_batch(graphs)) / raw
+
+
+def test_transformers_tokenizer_wrapper(mols, tmp_path):
+    mols = mols[0]
+    pytest.importorskip("transformers")
+    import torch
+    from transformers import DataCollatorWithPadding, PreTrainedTokenizerFast
+
+    tok = GraphTokenizer(200).fit(mols[:80])
+    fast = tok.to_transformers(model_max_length=64)
+    assert isinstance(fast, PreTrainedTokenizerFast)
+    assert fast.get_vocab() == tok._hf.get_vocab() and len(fast) == tok.vocab_size
+    assert fast.pad_token_id == tok.pad_token_id
+    one = fast(mols[0])
+    assert one["input_ids"] == [tok.cls_token_id, *tok.encode(mols[0]), tok.sep_token_id]
+    batch = fast(mols[:5], padding=True, return_tensors="pt")
+    assert batch["input_ids"].shape[0] == 5 and batch["attention_mask"].sum(1).tolist() == [
+        len(tok.encode(g)) + 2 for g in mols[:5]
+    ]
+    cut = fast(mols[:5], truncation=True, max_length=6)
+    assert max(len(x) for x in cut["input_ids"]) <= 6
+    collated = DataCollatorWithPadding(fast)([fast(g) for g in mols[:3]])
+    assert isinstance(collated["input_ids"], torch.Tensor)
+    same_graph = fast.decode_graph(one["input_ids"])
+    assert same_graph.number_of_edges() == mols[0].number_of_edges()
+    fast.save_pretrained(tmp_path)
+    again = type(fast).from_pretrained(tmp_path)
+    assert again(mols[:5])["input_ids"] == fast(mols[:5])["input_ids"]
+    assert again.decode_graph(one["input_ids"]).number_of_nodes() == mols[0].number_of_nodes()
+    with pytest.raises(ValueError, match="graph_tokenizer.json"):
+        type(fast).from_pretrained(tmp_path / "missing")
+
+
+def test_smiles_baseline_roundtrip_and_bpe(mols, tmp_path):
+    mols = mols[0]
+    pytest.importorskip("rdkit")
+    import networkx as nx
+    from networkx.algorithms.isomorphism import categorical_edge_match, categorical_node_match
+
+    from iclr26.graph_bpe_tokenizer import graph_to_smiles, smiles_to_graph
+
+    tok = GraphTokenizer(200, method="smiles").fit(mols[:80])
+    nm, em = categorical_node_match("label", None), categorical_edge_match("label", None)
+    for g in mols[80:120]:
+        assert nx.is_isomorphic(g, tok.decode(tok.encode(g)), node_match=nm, edge_match=em)
+    assert tok.compression_ratio(mols[80:120]) < 1
+    tok.save(tmp_path / "smi.json")
+    assert GraphTokenizer.load(tmp_path / "smi.json").encode(mols[90]) == tok.encode(mols[90])
+    benzene = nx.cycle_graph(6)
+    nx.set_node_attributes(benzene, "C", "label")
+    nx.set_edge_attributes(benzene, "aromatic", "label")
+    assert graph_to_smiles(benzene) == "c1ccccc1"
+    assert smiles_to_graph("c1ccccc1").number_of_edges() == 6
+    loop = nx.Graph([(0, 0)])
+    nx.set_node_attributes(loop, "C", "label")
+    nx.set_edge_attributes(loop, "single", "label")
+    with pytest.raises(ValueError, match="self-loops"):
+        graph_to_smiles(loop)
+    bad = nx.path_graph(2)
+    nx.set_node_attributes(bad, "Xx", "label")
+    with pytest.raises(ValueError, match="element symbols"):
+        graph_to_smiles(bad)

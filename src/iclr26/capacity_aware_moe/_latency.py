@@ -1,8 +1,10 @@
 """Expert-parallel latency: the Straggler Effect simulator and CPU wall-time measurements.
 
 Under expert parallelism each device runs its experts on the tokens routed to them and the layer
-finishes when the slowest device does: ``layer time = max over devices of device time``. With one expert
-per device and a per-expert time ``a + b * n`` (``n`` tokens), the layer time is ``a + b * max_e n_e``.
+finishes when the slowest device does: ``layer time = max over devices of device time``. With
+``experts_per_device`` experts per device (placed contiguously, the layout Expanded Drop's local experts
+assume, :func:`expert_parallel_local_experts`) and a device time ``a + b * n`` (``n`` tokens the device's
+experts process), the layer time is ``a + b * max_d n_d``.
 """
 
 from __future__ import annotations
@@ -13,10 +15,12 @@ from collections.abc import Callable
 import numpy as np
 import torch
 
+from ._routing import check_experts_per_device
+
 
 def straggler_layer_time(
     tokens_per_expert,
-    num_devices: int | None = None,
+    experts_per_device: int = 1,
     time_per_token: float = 1.0,
     overhead: float = 0.0,
 ) -> np.ndarray:
@@ -26,9 +30,9 @@ def straggler_layer_time(
     ----------
     tokens_per_expert : array-like of shape (..., E)
         Tokens each expert processes in one layer call (leading axes: layers, calls, ...).
-    num_devices : int, optional
-        Devices; experts are placed contiguously, ``E / num_devices`` per device, and a device's time
-        is the sum over its experts. Default: one expert per device.
+    experts_per_device : int
+        Experts per device (a divisor of ``E``); experts are placed contiguously and a device's load is
+        the sum over its experts. Default: one expert per device.
     time_per_token, overhead : float
         Per-device time model ``overhead + time_per_token * tokens``.
 
@@ -45,17 +49,17 @@ def straggler_layer_time(
     if time_per_token < 0 or overhead < 0:
         raise ValueError("time_per_token and overhead must be non-negative")
     num_experts = loads.shape[-1]
-    if num_devices is not None:
-        if num_devices < 1 or num_experts % num_devices:
-            raise ValueError(f"num_devices must divide the {num_experts} experts, got {num_devices}")
-        loads = loads.reshape(*loads.shape[:-1], num_devices, num_experts // num_devices).sum(-1)
+    epd = check_experts_per_device(experts_per_device, num_experts)
+    if epd is None:
+        raise ValueError("experts_per_device must be an integer (use E for a single device)")
+    loads = loads.reshape(*loads.shape[:-1], num_experts // epd, epd).sum(-1)
     return overhead + time_per_token * loads.max(axis=-1)
 
 
 def simulated_speedup(
     baseline_tokens_per_expert,
     capped_tokens_per_expert,
-    num_devices: int | None = None,
+    experts_per_device: int = 1,
     time_per_token: float = 1.0,
     overhead: float = 0.0,
 ) -> float:
@@ -64,8 +68,8 @@ def simulated_speedup(
     Both arguments have shape (..., E) with matching leading axes (e.g. layers x calls); their layer
     times (:func:`straggler_layer_time`) are summed before the ratio.
     """
-    base = straggler_layer_time(baseline_tokens_per_expert, num_devices, time_per_token, overhead)
-    capped = straggler_layer_time(capped_tokens_per_expert, num_devices, time_per_token, overhead)
+    base = straggler_layer_time(baseline_tokens_per_expert, experts_per_device, time_per_token, overhead)
+    capped = straggler_layer_time(capped_tokens_per_expert, experts_per_device, time_per_token, overhead)
     if base.shape != capped.shape:
         raise ValueError(f"load arrays disagree in shape: {base.shape} vs {capped.shape}")
     total = float(capped.sum())
@@ -100,9 +104,10 @@ def fit_expert_time_model(
 ) -> tuple[float, float]:
     """Measure one expert's CPU time at several token counts; fit ``time = a + b * tokens``.
 
-    ``block`` is a transformers 5.x MoE block (``block.experts`` fused, as OLMoE/Mixtral). The expert's
-    feed-forward (gate/up projection, activation, down projection) runs on random hidden states.
-    Returns ``(a, b)`` in seconds and seconds per token (``a`` clipped at 0).
+    ``block`` is a transformers 5.x MoE block (``block.experts`` fused, as every supported family).
+    The expert's feed-forward (gate/up projection, activation, down projection) runs on random hidden states.
+    Returns ``(a, b)`` in seconds and seconds per token; a negative fitted value (timing noise) is
+    clipped at 0, since neither an overhead nor a per-token cost can be negative.
     """
     experts = block.experts
     if not hasattr(experts, "gate_up_proj") or not hasattr(experts, "down_proj"):

@@ -13,12 +13,43 @@ and skip the last one).
 from __future__ import annotations
 
 import math
+import numbers
+import operator
 from dataclasses import dataclass
 
 import torch
 
 DROP_ORDERS = ("score", "random", "first", "last")
 STRATEGIES = ("none", "token_drop", "expanded_drop")
+
+
+def check_capacity_factor(capacity_factor: object) -> float | None:
+    """``gamma`` as a float (``None`` stays ``None``); anything but a positive finite real number raises.
+
+    Booleans and strings are refused (``True`` would silently mean ``gamma = 1``, ``"1.5"`` a typo).
+    """
+    if capacity_factor is None:
+        return None
+    if isinstance(capacity_factor, bool) or not isinstance(capacity_factor, numbers.Real):
+        raise ValueError(
+            f"capacity_factor must be a positive finite number or None, got {capacity_factor!r} "
+            f"({type(capacity_factor).__name__})"
+        )
+    gamma = float(capacity_factor)
+    if not math.isfinite(gamma) or gamma <= 0:
+        raise ValueError(f"capacity_factor must be a positive finite number or None, got {capacity_factor!r}")
+    return gamma
+
+
+def check_top_k(top_k: object, num_experts: int) -> int:
+    """``top_k`` as an int in ``[1, num_experts]``; any integer type (``np.int64`` too), never a bool."""
+    try:
+        k = operator.index(top_k)
+    except TypeError:
+        k = None
+    if isinstance(top_k, bool) or k is None or not 1 <= k <= num_experts:
+        raise ValueError(f"top_k must be an integer in [1, {num_experts}], got {top_k!r}")
+    return int(k)
 
 
 def expert_capacity(
@@ -29,11 +60,9 @@ def expert_capacity(
     The arithmetic is ordered as in the authors' code (``gamma * k * (T / E)``) so that the integer
     capacity agrees with theirs for the same inputs.
     """
-    if capacity_factor is None:
+    gamma = check_capacity_factor(capacity_factor)
+    if gamma is None:
         return None
-    gamma = float(capacity_factor)
-    if not math.isfinite(gamma) or gamma <= 0:
-        raise ValueError(f"capacity_factor must be a positive finite number or None, got {capacity_factor!r}")
     if num_tokens < 0 or num_experts < 1 or top_k < 1:
         raise ValueError(
             f"need num_tokens >= 0, num_experts >= 1, top_k >= 1; got {num_tokens}, {num_experts}, {top_k}"
@@ -49,6 +78,9 @@ def _check_scores(scores: torch.Tensor, name: str = "scores") -> None:
         raise ValueError(f"{name} must be floating point, got dtype {scores.dtype}")
     if scores.shape[1] < 1:
         raise ValueError(f"{name} must have at least one expert column")
+    if scores.numel() and bool(torch.isnan(scores).any()):
+        # NaN scores would silently lose every comparison and drop every slot.
+        raise ValueError(f"{name} contains NaN (a diverged router?): refusing to route")
 
 
 def _check_index(index: torch.Tensor, num_tokens: int, num_experts: int, name: str) -> None:
@@ -211,20 +243,38 @@ def expanded_drop_mask(
     return candidate_index, keep
 
 
-def expert_parallel_local_experts(num_tokens: int, num_experts: int, num_devices: int) -> torch.Tensor:
-    """Local experts per token under expert parallelism over ``num_devices`` devices.
+def check_experts_per_device(experts_per_device: object, num_experts: int) -> int | None:
+    """``experts_per_device`` as an int dividing ``num_experts`` (``None``: one device holds every expert)."""
+    if experts_per_device is None:
+        return None
+    try:
+        epd = operator.index(experts_per_device)
+    except TypeError:
+        epd = None
+    if isinstance(experts_per_device, bool) or epd is None or epd < 1 or num_experts % epd:
+        raise ValueError(
+            f"experts_per_device must be a positive divisor of num_experts={num_experts} or None, "
+            f"got {experts_per_device!r}"
+        )
+    return int(epd)
 
-    Tokens are split into ``num_devices`` contiguous shards (one per device, as data-parallel input
-    shards) and experts into ``num_devices`` contiguous groups of ``E / num_devices``; a token's local
-    experts are the group on its device. Returns a long tensor of shape ``(T, E / num_devices)``.
+
+def expert_parallel_local_experts(num_tokens: int, num_experts: int, experts_per_device: int) -> torch.Tensor:
+    """Local experts per token under expert parallelism with ``experts_per_device`` experts per device.
+
+    ``D = num_experts / experts_per_device`` devices; experts are placed contiguously (device ``d`` holds
+    experts ``d * epd ... (d + 1) * epd - 1``, the layout :func:`straggler_layer_time` assumes) and the
+    tokens of a call are split into ``D`` contiguous shards, one per device (data-parallel input shards).
+    A token's local experts are those on its device. Returns a long tensor of shape ``(T, epd)``.
     """
-    if num_devices < 1 or num_experts % num_devices:
-        raise ValueError(f"num_devices must divide num_experts={num_experts}, got {num_devices}")
+    epd = check_experts_per_device(experts_per_device, num_experts)
+    if epd is None:
+        raise ValueError("experts_per_device must be given (None means every expert is local)")
     if num_tokens < 0:
         raise ValueError(f"num_tokens must be >= 0, got {num_tokens}")
-    per_device = num_experts // num_devices
+    num_devices = num_experts // epd
     device_of_token = (torch.arange(num_tokens) * num_devices) // max(num_tokens, 1)
-    return device_of_token.unsqueeze(1) * per_device + torch.arange(per_device).unsqueeze(0)
+    return device_of_token.unsqueeze(1) * epd + torch.arange(epd).unsqueeze(0)
 
 
 @dataclass
@@ -278,25 +328,38 @@ def _counts(expert_index: torch.Tensor, num_experts: int) -> torch.Tensor:
     return torch.bincount(flat, minlength=num_experts + 1)[:num_experts]
 
 
+def max_mean_ratio(loads: torch.Tensor, reference: torch.Tensor | None = None) -> torch.Tensor:
+    """Max load over the mean *requested* load ``N_bar = k T / E``, per row of ``(..., E)`` counts.
+
+    ``reference`` holds the plain top-``k`` counts whose mean is ``N_bar`` (default: ``loads`` itself).
+    Dividing the after-limit maximum by the same ``N_bar`` makes the two ratios comparable: under Token
+    Drop the after ratio is at most ``C / N_bar``, about ``gamma``. NaN where ``N_bar`` is 0.
+    """
+    loads = torch.as_tensor(loads).double()
+    ref = loads if reference is None else torch.as_tensor(reference).double()
+    mean = ref.mean(-1)
+    out = loads.max(-1).values / mean
+    return torch.where(mean > 0, out, torch.full_like(out, float("nan")))
+
+
 def load_metrics(requested: torch.Tensor, processed: torch.Tensor | None = None) -> dict:
     """Load statistics of one layer call from tokens-per-expert counts.
 
-    Returns the counts, the max/mean load ratio (1 is perfectly balanced; the straggler effect is the
-    ratio above 1) before (``requested``) and, if given, after the capacity limit (``processed``).
+    Returns the counts and the max/mean load ratio (:func:`max_mean_ratio`; 1 is perfectly balanced, the
+    straggler effect is the ratio above 1) before (``requested``) and, if given, after the capacity
+    limit (``processed``), both relative to the mean requested load.
     """
     req = torch.as_tensor(requested).double()
     out: dict = {
         "tokens_per_expert": req.long().tolist(),
         "max_load": int(req.max()) if req.numel() else 0,
-        "max_mean_ratio": float(req.max() / req.mean()) if req.numel() and req.sum() > 0 else float("nan"),
+        "max_mean_ratio": float(max_mean_ratio(req)) if req.numel() else float("nan"),
     }
     if processed is not None:
         pro = torch.as_tensor(processed).double()
         out["tokens_per_expert_after"] = pro.long().tolist()
         out["max_load_after"] = int(pro.max()) if pro.numel() else 0
-        out["max_mean_ratio_after"] = (
-            float(pro.max() / pro.mean()) if pro.numel() and pro.sum() > 0 else float("nan")
-        )
+        out["max_mean_ratio_after"] = float(max_mean_ratio(pro, req)) if pro.numel() else float("nan")
     return out
 
 
@@ -313,16 +376,18 @@ def capacity_route(
 ) -> CapacityRouting:
     """Route ``T`` tokens to ``E`` experts under an expert-capacity limit.
 
-    The router probabilities are ``softmax(router_logits)``; each token picks its top-``k`` experts
-    with weights ``p`` (divided by their sum when ``norm_topk_prob``, as Mixtral and some OLMoE
-    variants do). ``strategy`` then enforces the capacity ``C = ceil(gamma * k * T / E)``:
+    The router probabilities are ``p = softmax(router_logits)``; each token picks its top-``k`` experts.
+    ``strategy`` then enforces the capacity ``C = ceil(gamma * k * T / E)``:
 
     - ``"none"`` (or ``capacity_factor=None``): plain top-``k``;
     - ``"token_drop"``: over-loaded experts drop their overflow (:func:`token_drop_mask`);
     - ``"expanded_drop"``: candidates are top-``k`` plus local experts, each expert keeps its ``C``
-      best (:func:`expanded_drop_mask`); extra slots get the weight ``p`` scaled like the top-``k``.
+      best (:func:`expanded_drop_mask`).
 
-    With ``renormalize`` the kept weights of each token are rescaled to sum to 1.
+    Every kept slot (top-``k`` or extra) has the weight ``p_e``; with ``norm_topk_prob`` (Mixtral, Qwen,
+    some OLMoE variants) or ``renormalize`` each token's kept weights are divided by their sum, as the
+    authors' OLMoE / Qwen2-MoE forward does after dropping (with nothing dropped this is the usual
+    top-``k`` renormalisation).
 
     Parameters
     ----------
@@ -337,59 +402,59 @@ def capacity_route(
     """
     _check_scores(router_logits, "router_logits")
     num_tokens, num_experts = router_logits.shape
-    if isinstance(top_k, bool) or not isinstance(top_k, int) or not 1 <= top_k <= num_experts:
-        raise ValueError(f"top_k must be an integer in [1, {num_experts}], got {top_k!r}")
+    top_k = check_top_k(top_k, num_experts)
     if strategy not in STRATEGIES:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
+    gamma = check_capacity_factor(capacity_factor)
     probs = torch.softmax(router_logits.float(), dim=-1)
-    top_p, top_idx = probs.topk(top_k, dim=-1)
-    denom = top_p.sum(dim=-1, keepdim=True) if norm_topk_prob else torch.ones_like(top_p[:, :1])
-    top_w = top_p / denom
+    top_idx = probs.topk(top_k, dim=-1).indices
     requested = _counts(top_idx, num_experts)
-    capacity = (
-        None if strategy == "none" else expert_capacity(num_tokens, num_experts, top_k, capacity_factor)
+    capacity = None if strategy == "none" else expert_capacity(num_tokens, num_experts, top_k, gamma)
+    index, raw, kept, _ = apply_capacity(
+        probs, top_idx, capacity, strategy, drop_order, local_experts, generator
     )
-    index, weights, kept = apply_capacity(
-        probs, top_idx, top_w, denom, capacity, strategy, drop_order, renormalize, local_experts, generator
-    )
+    weights = normalize_kept(raw) if (norm_topk_prob or renormalize) else raw
     return CapacityRouting(index, weights, num_experts, top_k, capacity, requested, kept)
 
 
+def normalize_kept(raw: torch.Tensor, eps: float = 1e-20) -> torch.Tensor:
+    """Each token's kept weights divided by their sum (the authors' ``clamp_min(1e-20)``; all-dropped: 0)."""
+    return raw / raw.sum(dim=-1, keepdim=True).clamp_min(eps)
+
+
 def apply_capacity(
-    probs: torch.Tensor,
+    scores: torch.Tensor,
     top_idx: torch.Tensor,
-    top_w: torch.Tensor,
-    denom: torch.Tensor,
     capacity: int | None,
     strategy: str,
     drop_order: str = "score",
-    renormalize: bool = False,
     local_experts: torch.Tensor | None = None,
     generator: torch.Generator | None = None,
-) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
     """Apply a capacity strategy to an existing top-``k`` routing.
 
-    ``top_w`` are the router's own top-``k`` weights (kept bit-for-bit for surviving slots) and
-    ``denom`` (shape (T, 1)) the factor they were divided by, used to scale extra Expanded Drop slots.
-    Returns ``(expert_index, weights, kept_topk)`` as in :class:`CapacityRouting`.
+    ``scores`` (T, E) are the routing scores: the drop priority and the un-normalised weight of every
+    kept slot. Returns ``(expert_index, raw_weights, kept_topk, changed)``: ``raw_weights`` is ``scores``
+    at kept slots and 0 at dropped ones; ``changed`` (T,) marks the tokens whose expert set differs from
+    their plain top-``k`` (a slot dropped or an extra expert added).
     """
-    num_experts = probs.shape[1]
     k = top_idx.shape[1]
+    num_experts = scores.shape[1]
     if capacity is None or strategy == "none":
-        return top_idx, top_w, torch.ones(top_idx.shape, dtype=torch.bool, device=top_idx.device)
+        kept = torch.ones(top_idx.shape, dtype=torch.bool, device=top_idx.device)
+        return top_idx, scores.gather(1, top_idx), kept, torch.zeros_like(kept[:, 0])
     if strategy == "token_drop":
-        keep = token_drop_mask(probs, top_idx, capacity, drop_order, generator)
+        keep = token_drop_mask(scores, top_idx, capacity, drop_order, generator)
         index = top_idx.masked_fill(~keep, num_experts)
-        weights = top_w.masked_fill(~keep, 0)
+        raw = scores.gather(1, top_idx).masked_fill(~keep, 0)
         kept_topk = keep
+        changed = ~keep.all(dim=1)
     elif strategy == "expanded_drop":
-        cand, keep = expanded_drop_mask(probs, top_idx, capacity, local_experts)
-        extra_w = (probs.gather(1, cand[:, k:]) / denom).to(top_w.dtype)
-        weights = torch.cat([top_w, extra_w], dim=1).masked_fill(~keep, 0)
+        cand, keep = expanded_drop_mask(scores, top_idx, capacity, local_experts)
+        raw = scores.gather(1, cand).masked_fill(~keep, 0)
         index = cand.masked_fill(~keep, num_experts)
         kept_topk = keep[:, :k]
+        changed = ~kept_topk.all(dim=1) | keep[:, k:].any(dim=1)
     else:
         raise ValueError(f"strategy must be one of {STRATEGIES}, got {strategy!r}")
-    if renormalize:
-        weights = weights / weights.sum(dim=-1, keepdim=True).clamp_min(1e-20)
-    return index, weights, kept_topk
+    return index, raw, kept_topk, changed

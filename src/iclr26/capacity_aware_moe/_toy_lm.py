@@ -259,7 +259,10 @@ def evaluate_lm(
 ) -> dict[str, float]:
     """Perplexity and next-token accuracy on ``ids`` cut into non-overlapping windows.
 
-    Each forward call sees ``batch_size * seq_len`` tokens (the ``T`` of the capacity formula).
+    Each forward call sees ``batch_size * seq_len`` tokens (the ``T`` of the capacity formula). Besides
+    the totals, the per-call summed negative log-likelihood, correct predictions and token counts are
+    returned (``nll_per_call``, ``correct_per_call``, ``tokens_per_call``): the call is the unit a
+    capacity limit acts on, and the unit to resample for an interval.
     """
     ids = torch.as_tensor(ids).long().reshape(-1)
     n_win = (ids.numel() - 1) // seq_len
@@ -267,13 +270,21 @@ def evaluate_lm(
         raise ValueError(f"need more than seq_len={seq_len} evaluation tokens")
     x = ids[: n_win * seq_len].reshape(n_win, seq_len)
     y = ids[1 : n_win * seq_len + 1].reshape(n_win, seq_len)
-    nll, correct, count = 0.0, 0, 0
+    nlls, corrects, counts = [], [], []
     for i in range(0, n_win, batch_size):
         logits = model(input_ids=x[i : i + batch_size]).logits.float()
         target = y[i : i + batch_size]
-        nll += float(
-            torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="sum")
+        nlls.append(
+            float(torch.nn.functional.cross_entropy(logits.flatten(0, 1), target.flatten(), reduction="sum"))
         )
-        correct += int((logits.argmax(-1) == target).sum())
-        count += target.numel()
-    return {"loss": nll / count, "perplexity": math.exp(nll / count), "accuracy": correct / count}
+        corrects.append(int((logits.argmax(-1) == target).sum()))
+        counts.append(target.numel())
+    nll, count = sum(nlls), sum(counts)
+    return {
+        "loss": nll / count,
+        "perplexity": math.exp(nll / count),
+        "accuracy": sum(corrects) / count,
+        "nll_per_call": nlls,
+        "correct_per_call": corrects,
+        "tokens_per_call": counts,
+    }

@@ -5,8 +5,11 @@ Public API:
 - :class:`GraphSerializer` — frequency-guided Eulerian ("feuler"), plain Eulerian and random-order
   serialization of labelled graphs into symbol ids, with an exact inverse.
 - :class:`GraphTokenizer` — serialization + BPE merges (Hugging Face ``tokenizers``); graphs <-> token ids,
-  save/load as JSON, vocabulary size and compression ratio.
-- :class:`LabelledGraph`, :func:`to_labelled`, :func:`to_networkx` — the graph representation.
+  save/load as JSON, vocabulary size and compression ratio; :meth:`GraphTokenizer.to_transformers` gives a
+  ``transformers`` ``PreTrainedTokenizerFast`` (:class:`GraphTokenizerFast`).
+- :class:`SmilesSerializer`, :func:`graph_to_smiles`, :func:`smiles_to_graph` — the SMILES baseline (RDKit).
+- :class:`LabelledGraph`, :func:`to_labelled`, :func:`from_pyg`, :func:`to_networkx` — the graph
+  representation (networkx or PyG ``Data`` input).
 - :func:`pad_batch` — ``[CLS] ... [SEP]`` padding for a Transformer.
 """
 
@@ -19,8 +22,27 @@ from ._data import (
     mutag_graphs,
 )
 from ._models import BertGraphClassifier, GINGraphClassifier
-from ._serialize import METHODS, GraphSerializer, LabelledGraph, TripletStatistics, to_labelled, to_networkx
-from ._tokenizer import SPECIAL_TOKENS, GraphTokenizer, pad_batch
+from ._serialize import (
+    METHODS,
+    UNKNOWN_LABEL,
+    GraphSerializer,
+    LabelledGraph,
+    TripletStatistics,
+    from_pyg,
+    to_labelled,
+    to_networkx,
+)
+from ._smiles import SmilesSerializer, graph_to_smiles, smiles_to_graph
+from ._tokenizer import SPECIAL_TOKENS, TOKENIZER_METHODS, GraphTokenizer, pad_batch
+
+
+def __getattr__(name: str):
+    if name == "GraphTokenizerFast":  # imports transformers: loaded on first use
+        from ._hf import GraphTokenizerFast
+
+        return GraphTokenizerFast
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "MOLECULE_EDGE_LABELS",
@@ -33,8 +55,15 @@ __all__ = [
     "mutag_graphs",
     "METHODS",
     "SPECIAL_TOKENS",
+    "TOKENIZER_METHODS",
+    "UNKNOWN_LABEL",
     "GraphSerializer",
     "GraphTokenizer",
+    "GraphTokenizerFast",
+    "SmilesSerializer",
+    "from_pyg",
+    "graph_to_smiles",
+    "smiles_to_graph",
     "LabelledGraph",
     "TripletStatistics",
     "pad_batch",

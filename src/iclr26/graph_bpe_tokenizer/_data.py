@@ -51,7 +51,7 @@ def _molecule(rng: np.random.Generator, n_rings: int, n_atoms: int) -> nx.Graph:
             g.add_edge(ring[j], ring[(j + 1) % size], label=bond)
         if g.number_of_nodes() > size:
             anchor = attach_point()
-            others = [v for v in ring if g.degree(v) < 3]
+            others = [v for v in ring if g.degree(v) < 3 and v != anchor]  # never a self-loop
             if anchor is not None and others:
                 g.add_edge(anchor, others[int(rng.integers(len(others)))], label="single")
     while g.number_of_nodes() < n_atoms:

@@ -8,6 +8,7 @@ default) trains a ``BertForMaskedLM`` whose encoder is then copied into the clas
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -40,7 +41,13 @@ class BertGraphClassifier:
     hidden_size, num_layers, num_heads, intermediate_size : int
         BERT config (authors: 512 / 4 / 4 / 2048; keep small on CPU).
     max_length : int
-        Sequences are truncated to this many tokens including ``[CLS]``/``[SEP]``.
+        Longest input in tokens, ``[CLS]``/``[SEP]`` included (also BERT's position-embedding size).
+    truncation : {"warn", "error"}
+        What to do with a graph whose tokens exceed ``max_length``: cut it with a ``UserWarning``
+        saying how many graphs were cut (default), or raise ``ValueError``.
+    augment : int
+        Serializations per training graph (the authors' multiple sampling): the canonical one plus
+        ``augment - 1`` random variants (random start nodes and tie orders, same graph); 1 = none.
     epochs, batch_size, lr, weight_decay : training settings (AdamW, linear warm-up then decay).
     mlm_epochs : int
         Epochs of masked-language-model pretraining on the training graphs before fine-tuning (0 = none).
@@ -56,6 +63,8 @@ class BertGraphClassifier:
         num_heads: int = 2,
         intermediate_size: int = 128,
         max_length: int = 512,
+        truncation: str = "warn",
+        augment: int = 1,
         epochs: int = 20,
         batch_size: int = 32,
         lr: float = 1e-3,
@@ -75,6 +84,10 @@ class BertGraphClassifier:
             raise ValueError("hidden_size must be a multiple of num_heads")
         self.intermediate_size = check_int(intermediate_size, "intermediate_size", minimum=1)
         self.max_length = check_int(max_length, "max_length", minimum=3)
+        if truncation not in ("warn", "error"):
+            raise ValueError(f"truncation must be 'warn' or 'error', got {truncation!r}")
+        self.truncation = truncation
+        self.augment = check_int(augment, "augment", minimum=1)
         self.epochs = check_int(epochs, "epochs", minimum=1)
         self.batch_size = check_int(batch_size, "batch_size", minimum=1)
         self.lr = float(lr)
@@ -100,8 +113,21 @@ class BertGraphClassifier:
             type_vocab_size=2,
         )
 
-    def _encode(self, graphs: Sequence[Any]) -> tuple[np.ndarray, np.ndarray]:
-        return pad_batch(self.tokenizer.encode_batch(graphs), self.tokenizer, self.max_length)
+    def _encode(
+        self, graphs: Sequence[Any], variant_seed: int | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        seqs = self.tokenizer.encode_batch(graphs, variant_seed=variant_seed)
+        too_long = sum(len(s) + 2 > self.max_length for s in seqs)
+        if too_long:
+            longest = max(len(s) + 2 for s in seqs)
+            msg = (
+                f"{too_long} of {len(seqs)} graphs have more than max_length={self.max_length} tokens "
+                f"(longest {longest}, [CLS]/[SEP] included)"
+            )
+            if self.truncation == "error":
+                raise ValueError(msg + "; raise max_length or use fewer/longer merges")
+            warnings.warn(msg + ": their tokens beyond max_length are cut", UserWarning, stacklevel=3)
+        return pad_batch(seqs, self.tokenizer, self.max_length)
 
     def _build(self, n_classes: int) -> Any:
         torch = _torch()
@@ -162,6 +188,20 @@ class BertGraphClassifier:
         torch.manual_seed(self.seed)
         rng = np.random.default_rng(self.seed)
         ids, mask = self._encode(graphs)
+        if self.augment > 1:  # extra random serializations of every training graph, same labels
+            extra = [self._encode(graphs, variant_seed=self.seed * 1009 + j) for j in range(1, self.augment)]
+            width = max(ids.shape[1], *(e[0].shape[1] for e in extra))
+            pad = self.tokenizer.pad_token_id
+            ids = np.concatenate(
+                [
+                    np.pad(a, ((0, 0), (0, width - a.shape[1])), constant_values=pad)
+                    for a in [ids, *(e[0] for e in extra)]
+                ]
+            )
+            mask = np.concatenate(
+                [np.pad(m, ((0, 0), (0, width - m.shape[1]))) for m in [mask, *(e[1] for e in extra)]]
+            )
+            yi = np.tile(yi, self.augment)
         self.model_ = self._build(len(self.classes_))
         if self.mlm_epochs:
             self.model_.bert.load_state_dict(self._pretrain(ids, mask, rng), strict=False)
@@ -169,7 +209,7 @@ class BertGraphClassifier:
             self.model_,
             lambda b: (torch.as_tensor(ids[b]), torch.as_tensor(mask[b])),
             torch.as_tensor(yi),
-            len(graphs),
+            len(yi),
             self.epochs,
             self.batch_size,
             self.lr,

@@ -21,10 +21,12 @@ import numpy as np
 from iclr26.store import atomic_write_text
 from iclr26.validation import check_int
 
-from ._serialize import GraphSerializer, to_labelled
+from ._serialize import METHODS, GraphSerializer, to_labelled
+from ._smiles import SmilesSerializer
 
 SPECIAL_TOKENS = ("[PAD]", "[CLS]", "[SEP]", "[MASK]")
-_FORMAT = "iclr26.graph_bpe_tokenizer/1"
+TOKENIZER_METHODS = (*METHODS, "smiles")
+_FORMAT = "iclr26.graph_bpe_tokenizer/2"
 
 
 def _char(symbol: int) -> str:
@@ -47,8 +49,9 @@ class GraphTokenizer:
         (the BPE ablation).
     min_frequency : int, default 2
         A pair is merged only if it occurs at least this often (authors: 2).
-    method : {"feuler", "euler", "random"}, default "feuler"
-        Serialization order, see :class:`GraphSerializer`.
+    method : {"feuler", "euler", "random", "dfs", "smiles"}, default "feuler"
+        Serialization, see :class:`GraphSerializer`; ``"smiles"``: canonical SMILES characters for
+        molecule graphs (:class:`SmilesSerializer`, needs RDKit), the paper's molecule baseline.
     omit_most_frequent_edge : bool, default True
         Leave out the most frequent edge label's symbol (authors' default).
     node_attr, edge_attr : str
@@ -58,6 +61,8 @@ class GraphTokenizer:
         sequence (not decodable), e.g. to compare compression ratios on their definition.
     seed : int
         Seed of the random-order method.
+    reference_base : int, default 32
+        Base of the revisit-reference digits (see :class:`GraphSerializer`).
 
     Attributes (after :meth:`fit`)
     ------------------------------
@@ -77,17 +82,24 @@ class GraphTokenizer:
         edge_attr: str = "label",
         references: bool = True,
         seed: int = 0,
+        reference_base: int = 32,
     ) -> None:
         self.num_merges = check_int(num_merges, "num_merges", minimum=0)
         self.min_frequency = check_int(min_frequency, "min_frequency", minimum=1)
-        self.serializer_ = GraphSerializer(
-            method,
-            omit_most_frequent_edge=omit_most_frequent_edge,
-            node_attr=node_attr,
-            edge_attr=edge_attr,
-            references=references,
-            seed=seed,
-        )
+        if method not in TOKENIZER_METHODS:
+            raise ValueError(f"method must be one of {TOKENIZER_METHODS}, got {method!r}")
+        if method == "smiles":
+            self.serializer_ = SmilesSerializer(node_attr=node_attr, edge_attr=edge_attr)
+        else:
+            self.serializer_ = GraphSerializer(
+                method,
+                omit_most_frequent_edge=omit_most_frequent_edge,
+                node_attr=node_attr,
+                edge_attr=edge_attr,
+                references=references,
+                seed=seed,
+                reference_base=reference_base,
+            )
         self._hf = None
         self._fitted = False
 
@@ -107,11 +119,14 @@ class GraphTokenizer:
         """
         graphs = [to_labelled(g, self.serializer_.node_attr, self.serializer_.edge_attr) for g in graphs]
         self.serializer_.fit(graphs, node_labels=node_labels, edge_labels=edge_labels)
+        self._train_corpus(graphs, progress)
+        self._fitted = True
+        return self
+
+    def _train_corpus(self, graphs: list, progress: Any) -> None:
         it = progress(graphs) if progress is not None else graphs
         corpus = ["".join(map(_char, self.serializer_.serialize(g))) for g in it]
         self._train_bpe(corpus)
-        self._fitted = True
-        return self
 
     def _train_bpe(self, corpus: list[str]) -> None:
         from tokenizers import Tokenizer, models, trainers
@@ -164,10 +179,19 @@ class GraphTokenizer:
         """Token ids of one graph (no special tokens)."""
         return self.encode_batch([graph])[0]
 
-    def encode_batch(self, graphs: Iterable[Any]) -> list[list[int]]:
-        """Token ids of every graph (no special tokens)."""
+    def encode_batch(self, graphs: Iterable[Any], variant_seed: int | None = None) -> list[list[int]]:
+        """Token ids of every graph (no special tokens).
+
+        ``variant_seed``: encode a random variant of each graph's serialization instead of the canonical
+        one (random start node and tie order, :meth:`GraphSerializer.circuits`; the authors' multiple
+        sampling, used as training augmentation). Every variant decodes to the same graph.
+        """
         self._check_fitted()
-        strings = ["".join(map(_char, self.serializer_.serialize(g))) for g in graphs]
+        rng = None if variant_seed is None else np.random.default_rng(variant_seed)
+        return self._encode_symbols([self.serializer_.serialize(g, rng) for g in graphs])
+
+    def _encode_symbols(self, symbol_seqs: list[list[int]]) -> list[list[int]]:
+        strings = ["".join(map(_char, seq)) for seq in symbol_seqs]
         if not strings:
             return []
         out = []
@@ -196,10 +220,17 @@ class GraphTokenizer:
 
     def compression_ratio(self, graphs: Iterable[Any]) -> float:
         """Total BPE tokens / total un-merged symbols over ``graphs`` (authors: about 0.1 on molecules)."""
-        graphs = list(graphs)
-        raw = sum(len(self.serialize(g)) for g in graphs)
-        merged = sum(len(x) for x in self.encode_batch(graphs))
+        self._check_fitted()
+        symbols = [self.serializer_.serialize(g) for g in graphs]  # serialised once, then merged
+        raw = sum(map(len, symbols))
+        merged = sum(map(len, self._encode_symbols(symbols)))
         return merged / raw if raw else float("nan")
+
+    def to_transformers(self, model_max_length: int = 512) -> Any:
+        """This tokenizer as a ``transformers`` ``PreTrainedTokenizerFast`` (:class:`GraphTokenizerFast`)."""
+        from ._hf import GraphTokenizerFast
+
+        return GraphTokenizerFast.from_graph_tokenizer(self, model_max_length)
 
     def token_symbols(self, token_id: int) -> list[tuple[str, Any]]:
         """The base symbols ``(kind, label)`` a token stands for (for inspecting the vocabulary)."""
@@ -228,7 +259,7 @@ class GraphTokenizer:
             raise ValueError(f"not a saved GraphTokenizer (format {d.get('format')!r}, expected {_FORMAT!r})")
         s = d["serializer"]
         tok = cls(d["num_merges"], d["min_frequency"], method=s["method"])
-        tok.serializer_ = GraphSerializer.from_state(s)
+        tok.serializer_ = (SmilesSerializer if s["method"] == "smiles" else GraphSerializer).from_state(s)
         tok._set_hf(Tokenizer.from_str(json.dumps(d["bpe"])))
         tok._fitted = True
         return tok
