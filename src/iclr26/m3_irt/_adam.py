@@ -16,6 +16,7 @@ authors' PyTorch loop.
 from __future__ import annotations
 
 import numpy as np
+
 from ._fit import Layout
 
 ADAM_BETAS = (0.9, 0.999)
@@ -109,11 +110,13 @@ def adam(
     patience: int = 100,
     clip_norm: float = 1.0,
     dtype: type = np.float32,
-) -> tuple[np.ndarray, float, int, list[float]]:
+) -> tuple[np.ndarray, float, int, list[float], float]:
     """Full-batch Adam with gradient-norm clipping and clamping, as the authors train.
 
-    Returns ``(x, final_loss, n_epochs, loss_history)``; ``loss_history[k]`` is the loss evaluated
-    before the k-th step, as the authors record it. ``final_loss`` is the loss at the returned ``x``.
+    Returns ``(x, final_loss, n_epochs, loss_history, projected_gradient)``; ``loss_history[k]`` is the
+    loss evaluated before the k-th step, as the authors record it; ``final_loss`` is the loss at the
+    returned ``x`` and ``projected_gradient`` the largest component of its gradient that the box does
+    not block (of the mean loss; 0 at a constrained stationary point).
     """
     n = Y.shape[0]
     mask = mask & ~np.isnan(Y)
@@ -149,5 +152,7 @@ def adam(
             best, best_epoch = loss, epoch
         if epoch - best_epoch >= patience:
             break
-    final, _ = _loss_grad(kind, x.astype(dtype), sign, train, n_obs, layout, S, eps)
-    return x, float(final), epoch + 1, history
+    final, g = _loss_grad(kind, x.astype(dtype), sign, train, n_obs, layout, S, eps)
+    g = g.astype(np.float64)
+    g[((x <= lo) & (g > 0)) | ((x >= hi) & (g < 0))] = 0.0
+    return x, float(final), epoch + 1, history, float(np.abs(g).max())
