@@ -54,7 +54,8 @@ def gaussian_pid_from_covariance(cov: Any, d1: int, d2: int) -> PID:
     k = d1 + d2 + 1
     if d1 < 1 or d2 < 1 or cov.shape != (k, k):
         raise ValueError(f"cov must be ({k}, {k}) for d1={d1}, d2={d2} and a scalar Y, got {cov.shape}")
-    if not np.allclose(cov, cov.T) or np.linalg.eigvalsh(cov).min() <= 0:
+    ev = np.linalg.eigvalsh((cov + cov.T) / 2)
+    if not np.allclose(cov, cov.T) or ev.min() <= 1e-10 * max(ev.max(), 1e-300):
         raise ValueError("cov must be symmetric positive definite (constant or collinear variables?)")
     i1 = list(range(d1))
     i2 = list(range(d1, d1 + d2))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -159,7 +160,9 @@ def ranking_fidelity(
     fit_kwargs = dict(fit_kwargs or {})
     rng = np.random.default_rng(seed)
     if method != "random" and scale is None:
-        scale = METHODS[method](random_state=seed, **fit_kwargs).fit(data).scale_
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # constant columns: reported by a direct fit
+            scale = METHODS[method](random_state=seed, **fit_kwargs).fit(data).scale_
     batch = max(1, int(round(batch_fraction * data.n_items)))
     rho = np.zeros((targets.size, sizes.size))
     lq = np.zeros_like(rho)
@@ -169,9 +172,11 @@ def ranking_fidelity(
             order = rng.permutation(data.n_items)[: sizes.max()]
         else:
             others = np.setdiff1d(np.arange(data.n_models), [m])
-            model = METHODS[method](scale=scale, random_state=seed, **fit_kwargs).fit(
-                data.take_models(others)
-            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                model = METHODS[method](scale=scale, random_state=seed, **fit_kwargs).fit(
+                    data.take_models(others)
+                )
             order, _ = adaptive_subset(model, data.values[m], int(sizes.max()), batch=batch)
         for c, k in enumerate(sizes):
             items = order[:k]
