@@ -108,17 +108,6 @@ def bounds(
     return lo, hi
 
 
-def initial(kind: str, n_models: int, layout: Layout, lo: np.ndarray, hi: np.ndarray) -> np.ndarray:
-    """The authors' initial values (abilities 0.5, discriminations 0.2, difficulties 0), clipped."""
-    if kind == "2pl":
-        j = layout.n_columns
-        x = np.concatenate([np.zeros(n_models), np.full(j, 0.2), np.zeros(j)])
-    else:
-        g = layout.n_items
-        x = np.concatenate([np.full(4 * n_models, 0.5), np.full(4 * g, 0.2), np.zeros(4 * g)])
-    return np.clip(x, lo, hi)
-
-
 def logits(kind: str, params: dict[str, np.ndarray], layout: Layout) -> np.ndarray:
     """Logit matrix (n_models, n_columns)."""
     if kind == "2pl":

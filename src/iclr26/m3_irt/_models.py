@@ -34,7 +34,10 @@ def as_response_matrix(X: Any, group: Any = None, r_text: Any = None, r_image: A
         return X
     if hasattr(X, "columns") and hasattr(X, "index") and group is None:
         return ResponseMatrix.from_frame(X)
-    arr = check_array(X, "X", finite=False)
+    arr = np.asarray(X)
+    if arr.dtype == bool:  # a boolean 0/1 matrix is a response matrix
+        arr = arr.astype(np.float64)
+    arr = check_array(arr, "X", finite=False)
     j = arr.shape[1]
     group = np.arange(j) if group is None else np.asarray(group)
     if group.shape != (j,):
