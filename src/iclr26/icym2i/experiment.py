@@ -441,7 +441,8 @@ def run(ctx: RunContext) -> Result:
             "IPW correction recovers the blob PID under MAR (bias reduced)",
             "blobs", pid_q, ("MAR", "ipw_error"), ("MAR", "naive_error"), "<", 0.75, scale_b,
             f"mean |error| IPW / naive over PID terms of binned predictions under MAR (MCAR floor "
-            f"{m['blobs_pid_naive_mae_MCAR']:.4f} bits)",
+            f"{m['blobs_pid_naive_mae_MCAR']:.4f} bits); the bar 0.75 was set after seeing seeds 0-2",
+            post_hoc=True,
         ),
         Claim(
             "Under MAR the IPW-corrected 95% intervals are calibrated: they cover the target-environment "
