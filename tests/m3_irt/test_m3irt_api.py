@@ -163,3 +163,21 @@ def test_argument_validation(small):
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         assert 0.5 < m.score(d) <= 1.0
+
+
+def test_cli_fit_writes_tables_and_model(small, tmp_path, capsys):
+    import pandas as pd
+
+    from iclr26.cli import main
+
+    d, _ = small
+    csv = tmp_path / "responses.csv"
+    d.to_frame().to_csv(csv)
+    out = tmp_path / "fit"
+    assert main(["m3-irt", "fit", str(csv), "--out", str(out), "--scale", "4"]) == 0
+    ab = pd.read_csv(out / "abilities.csv", index_col=0)
+    assert list(ab.index) == d.models and {"cross", "se_cross"} <= set(ab.columns)
+    assert len(pd.read_csv(out / "items.csv", index_col=0)) == d.n_items
+    assert M3IRT.load(out / "model.npz").n_models_ == d.n_models
+    assert main(["m3-irt", "fit", str(tmp_path / "absent.csv")]) == 2
+    assert "absent.csv" in capsys.readouterr().err
