@@ -181,3 +181,14 @@ def test_cli_fit_writes_tables_and_model(small, tmp_path, capsys):
     assert M3IRT.load(out / "model.npz").n_models_ == d.n_models
     assert main(["m3-irt", "fit", str(tmp_path / "absent.csv")]) == 2
     assert "absent.csv" in capsys.readouterr().err
+
+
+def test_scale_search_reuse_is_exact(small, monkeypatch):
+    """Scales above the largest value Adam ever tried get the largest scale's fit: same result as
+    fitting every scale."""
+    d, _ = small
+    fast = M3IRT().fit(d)
+    monkeypatch.setattr(M3IRT, "_search_fits", lambda self, *a: {})
+    slow = M3IRT().fit(d)
+    assert fast.scale_search_ == slow.scale_search_
+    np.testing.assert_array_equal(fast.theta_, slow.theta_)

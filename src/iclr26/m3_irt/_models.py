@@ -142,8 +142,9 @@ class _BaseIRT(BaseEstimator):
         kind, n = self._kind, Y.shape[0]
         lo, hi = _fit.bounds(kind, n, layout, scale, self.theta_base_max)
         if self.solver == "authors":
-            x, loss, n_it, _, pg = _adam.adam(
-                kind, Y, train, layout, lo, hi, self.eps, lr=self.lr, max_epochs=self.max_epochs
+            x, loss, n_it, _, pg, self._peak = _adam.adam(
+                kind, Y, train, layout, lo, hi, self.eps, lr=self.lr, max_epochs=self.max_epochs,
+                reach=_adam.scale_reach(kind, n, layout),
             )
             return x, loss, n_it, pg < self.gtol, pg
         obj = _fit.Objective(kind, Y, train, layout, self.eps, np.float32)
@@ -152,6 +153,21 @@ class _BaseIRT(BaseEstimator):
             x0 = center
         solver = _fit.AlternatingNewton(obj, lo, hi, center, self.prior_precision)
         return solver.run(x0, self.max_iter, self.tol, self.gtol)
+
+    def _search_fits(
+        self, Y: np.ndarray, train: np.ndarray, layout: _fit.Layout, scales: list[float]
+    ) -> dict[float, tuple[np.ndarray, int]]:
+        """Scale-search fits that need no run of their own (``solver="authors"``, M3/M2-IRT).
+
+        The largest scale is fitted first; Adam's trajectory is independent of the scale as long as no
+        scale-dependent clamp acts, so every scale above the largest value the parameters ever tried to
+        take (``peak``, before clamping) gets exactly the same fit. Smaller scales are fitted as usual.
+        """
+        if self.solver != "authors" or self._kind == "2pl" or min(scales) <= self.theta_base_max:
+            return {}
+        top = max(scales)
+        x, _, nit, _, _ = self._solve(Y, train, layout, top, None)
+        return {s: (x, nit) for s in scales if s == top or s > self._peak}
 
     def fit(
         self, X: Any, mask: Any = None, *, group: Any = None, r_text: Any = None, r_image: Any = None
@@ -205,9 +221,13 @@ class _BaseIRT(BaseEstimator):
             val = validation_split(data, self.val_fraction, rng, observed)
             train = observed & ~val
             x_prev, best_auc = None, -np.inf
+            fits = self._search_fits(Y, train, layout, scales)
             for s in scales:
-                warm = x_prev if (self.warm_start and self.solver == "newton") else None
-                xs, _, nit, _, _ = self._solve(Y, train, layout, s, warm)
+                if s in fits:  # the authors' optimiser: identical to a run at a larger scale
+                    xs, nit = fits[s]
+                else:
+                    warm = x_prev if (self.warm_start and self.solver == "newton") else None
+                    xs, _, nit, _, _ = self._solve(Y, train, layout, s, warm)
                 Z = _fit.logits(kind, _fit.unpack(kind, xs, n, layout), layout)
                 auc = _auc(Y[val], _fit.probabilities(Z[val], self.eps))
                 self.scale_search_.append({"scale": s, "val_auc": auc, "n_iter": int(nit)})
