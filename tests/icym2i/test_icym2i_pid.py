@@ -111,8 +111,13 @@ def test_agrees_with_dit():
             if p[idx] > 0:
                 outcomes.append("".join(map(str, idx)))
                 probs.append(p[idx])
-        np.random.seed(0)  # noqa: NPY002 - dit's optimiser draws its starting points from the global NumPy state
-        ref = PID_BROJA(dit.Distribution(outcomes, probs), [[0], [1]], [2])
+        # dit's optimiser draws its starting points from the global NumPy state and occasionally stops
+        # short of the optimum (larger unique information); keep its best of three starts
+        refs = []
+        for seed in range(3):
+            np.random.seed(seed)  # noqa: NPY002
+            refs.append(PID_BROJA(dit.Distribution(outcomes, probs), [[0], [1]], [2]))
+        ref = min(refs, key=lambda r: r[((0,),)] + r[((1,),)])
         ours = broja_pid(p)
         assert ours.redundancy == pytest.approx(ref[((0,), (1,))], abs=1e-3)
         assert ours.unique1 == pytest.approx(ref[((0,),)], abs=1e-3)
