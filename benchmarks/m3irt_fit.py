@@ -18,20 +18,17 @@ Run with the project venv, the girth rows are reported as absent.
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 
 import numpy as np
 from sklearn.metrics import roc_auc_score
 
-from iclr26.m3_irt import M3IRT, TwoPL, read_responses, simulate_m3irt, validation_split
+from iclr26.m3_irt import M3IRT, TwoPL, read_responses, shared_data_dir, simulate_m3irt, validation_split
 
 
 def _datasets():
-    env = os.environ.get("ICLR26_SHARED_DATA")
-    root = Path(env) / "m3-irt" if env else Path(__file__).resolve().parents[1].parent / "shared/data/m3-irt"
-    if (root / "normal_mmmu.csv").is_file():
+    root = shared_data_dir()
+    if root is not None:
         for name in ("mmmu", "mathvista"):
             yield name, read_responses(root / f"normal_{name}.csv")
     else:
@@ -75,7 +72,8 @@ def main() -> None:
         for label, make in [
             ("ours 2PL (scale search)", lambda: TwoPL()),
             ("ours 2PL (scale=2)", lambda: TwoPL(scale=2.0)),
-            ("ours M3-IRT (scale search)", lambda: M3IRT()),
+            ("ours M3-IRT (authors' optimiser, scale search)", lambda: M3IRT()),
+            ("ours M3-IRT (newton MAP, scale search)", lambda: M3IRT(solver="newton")),
         ]:
             m = make().fit(data, mask=train)
             auc = roc_auc_score(Y[cells], m.predict_proba()[cells])

@@ -26,3 +26,9 @@ def test_experiment_tiny(tmp_path, monkeypatch):
     assert abs(xor["synergy"]["ipw"] - xor["synergy"]["truth"]) < 0.05
     assert (tmp_path / "estimate_vs_truth.png").exists()
     assert np.isfinite(result.metrics["ipw_coverage_MAR"])
+    # every measured claim carries an interval, or is exact; the coverage claim tests calibration
+    for c in result.claims:
+        assert c.exact or c.interval is not None, c.statement
+    cov = [c for c in result.claims if "calibrated" in c.statement][0]
+    assert cov.op == "within" and cov.reference == 0.95
+    assert any(c.post_hoc for c in result.claims)

@@ -130,3 +130,18 @@ def test_weighted_mean_loss_numpy_and_torch():
     assert loss.item() == pytest.approx(expected)
     with pytest.raises(ValueError, match="shape"):
         weighted_mean_loss(per, np.ones(2))
+
+
+def test_auroc_accepts_raw_decision_scores():
+    rng = np.random.default_rng(0)
+    y = (rng.random(300) < 0.5).astype(int)
+    margin = 3 * (y - 0.5) + rng.normal(size=300)  # any real number
+    prob = 1 / (1 + np.exp(-margin))
+    assert weighted_metric(y, margin, "auroc") == pytest.approx(weighted_metric(y, prob, "auroc"))
+    assert weighted_metric(y, margin, "average_precision") == pytest.approx(
+        weighted_metric(y, prob, "average_precision")
+    )
+    with pytest.raises(ValueError, match="y_score"):
+        weighted_metric(y, margin, "log_loss")
+    est = evaluate(y, margin, metrics=("auroc",), n_bootstrap=20)
+    assert est["auroc"].value == pytest.approx(weighted_metric(y, prob, "auroc"))

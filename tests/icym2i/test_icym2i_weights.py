@@ -90,8 +90,9 @@ def test_extreme_weights_warn_and_clip():
 @pytest.mark.parametrize(
     "prop, obs, match",
     [
-        ([0.0, 0.5], [1, 0], "strictly inside"),
-        ([1.0, 0.5], [1, 0], "strictly inside"),
+        ([0.0, 0.5], [1, 0], "propensity is 0 for an observed sample"),
+        ([1.5, 0.5], [1, 0], r"\[0, 1\]"),
+        ([-0.1, 0.5], [1, 0], r"\[0, 1\]"),
         ([np.nan, 0.5], [1, 0], "NaN"),
         ([0.5, 0.5], [1, 1], "both observed and missing"),
         ([0.5, 0.5], [1, 2], "boolean"),
@@ -142,3 +143,62 @@ def test_ipw_is_unbiased_on_simulated_mar():
         d = np.array(diffs[key])
         se = d.std(ddof=1) / np.sqrt(d.size)
         assert abs(d.mean()) > 5 * se, (key, d.mean(), se)
+
+
+def test_clip_is_the_escape_hatch_and_missing_samples_are_irrelevant():
+    # a propensity of 0 on an observed sample is rescued by clip (clipped before validation)
+    w = ipw_from_propensity([0.0, 0.5, 0.5], [1, 1, 0], clip=0.01, stabilized=False)
+    assert w.weights[0] == pytest.approx(100.0)
+    # a propensity of 0 (or 1) on a missing sample does not matter: its weight is 0
+    w = ipw_from_propensity([0.5, 0.0, 1.0], [1, 0, 0], stabilized=False)
+    np.testing.assert_allclose(w.weights, [2.0, 0.0, 0.0])
+    # fit_missingness_model clips once: the stored propensities are the clipped ones
+    rng = np.random.default_rng(0)
+    x = rng.normal(size=500)
+    obs = rng.random(500) < expit_np(4 * x)
+    fit = fit_missingness_model(x, obs, clip=0.05)
+    assert fit.propensity.min() >= 0.05 - 1e-12 and fit.propensity.max() <= 0.95 + 1e-12
+    assert fit.min_propensity < 0.05  # the diagnostic looks at the unclipped estimate
+
+
+def expit_np(z):
+    return 1 / (1 + np.exp(-z))
+
+
+def test_positivity_diagnostic_sees_what_ess_cannot():
+    """Every sample with x1 = 0 is missing: the complete cases cannot represent them. The ESS over
+    complete cases looks perfect; the positivity diagnostic over the full sample warns."""
+    from iclr26.icym2i import PositivityWarning
+
+    rng = np.random.default_rng(1)
+    x1 = (rng.random(200) < 0.5).astype(float)
+    obs = (x1 == 1) & (rng.random(200) < 0.9)
+    with pytest.warns(PositivityWarning, match="positivity"):
+        fit = fit_missingness_model(x1, obs)
+    assert fit.effective_sample_size > 0.95 * obs.sum()  # ESS: no sign of trouble
+    assert fit.min_propensity < 0.1
+    assert fit.max_abs_smd > 0.5
+    # a healthy MAR sample does not warn and is balanced after weighting
+    x = rng.normal(size=4000)
+    obs2 = rng.random(4000) < expit_np(0.8 * x)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", PositivityWarning)
+        ok = fit_missingness_model(x, obs2)
+    assert ok.max_abs_smd < 0.05 and ok.low_propensity_share == 0.0
+
+
+def test_predict_weights_for_new_rows():
+    rng = np.random.default_rng(2)
+    x = rng.normal(size=(3000, 2))
+    obs = rng.random(3000) < expit_np(x[:, 0])
+    fit = fit_missingness_model(x, obs, clip=0.01)
+    # on the fitted rows, predicted weights equal the fitted ones
+    np.testing.assert_allclose(fit.predict_weights(x, obs), fit.weights, rtol=1e-12)
+    new = rng.normal(size=(5, 2))
+    p = fit.predict_propensity(new)
+    np.testing.assert_allclose(fit.predict_weights(new), obs.mean() / np.clip(p, 0.01, 0.99))
+    assert np.all(fit.predict_weights(new, [0, 1, 0, 1, 0])[[0, 2, 4]] == 0)
+    with pytest.raises(ValueError, match="length"):
+        fit.predict_weights(new, [1, 0])
+    with pytest.raises(ValueError, match="given propensities"):
+        ipw_from_propensity([0.5, 0.5], [1, 0]).predict_weights(new)

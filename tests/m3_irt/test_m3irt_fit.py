@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from scipy.optimize import check_grad
 
-from iclr26.m3_irt import M2IRT, M3IRT, TwoPL, _fit, simulate_m3irt
+from iclr26.m3_irt import M2IRT, M3IRT, TwoPL, _adam, _fit, simulate_m3irt
 
 
 @pytest.fixture(scope="module")
@@ -12,6 +12,7 @@ def small():
 
 @pytest.mark.parametrize("kind", ["m3", "m2", "2pl"])
 def test_gradient_matches_finite_differences(small, kind):
+    """The objective whose projected gradient decides ``converged_`` for the Newton solver."""
     d, _ = small
     lay = _fit.Layout.build(d.group, d.r_text, d.r_image, d.n_items)
     obj = _fit.Objective(kind, d.values, ~np.isnan(d.values), lay, 1e-3)
@@ -22,13 +23,14 @@ def test_gradient_matches_finite_differences(small, kind):
     assert err / np.linalg.norm(g) < 1e-4
 
 
+@pytest.mark.parametrize("solver", ["authors", "newton"])
 @pytest.mark.parametrize("cls", [M3IRT, M2IRT, TwoPL])
-def test_fit_lowers_loss_and_respects_bounds(small, cls):
+def test_fit_lowers_loss_and_respects_bounds(small, cls, solver):
     d, _ = small
-    m = cls(scale=4.0).fit(d)
+    m = cls(scale=4.0, solver=solver).fit(d)
     lay = m._layout
     obj = _fit.Objective(m._kind, d.values, ~np.isnan(d.values), lay, 1e-3)
-    x0 = _fit.initial(m._kind, d.n_models, lay, m._lo, m._hi)
+    x0 = np.clip(_adam.authors_initial(m._kind, d.n_models, lay), m._lo, m._hi)
     x = _fit.pack(m._kind, m._params)
     assert obj(x)[0] < obj(x0)[0] - 0.05
     assert np.all(x >= m._lo - 1e-9) and np.all(x <= m._hi + 1e-9)

@@ -1,5 +1,3 @@
-from pathlib import Path
-
 import numpy as np
 import pytest
 
@@ -7,13 +5,15 @@ from iclr26.m3_irt import (
     M3IRT,
     TwoPL,
     adaptive_subset,
+    compact_subset,
     merge_responses,
     ranking_fidelity,
     read_responses,
+    shared_data_dir,
     simulate_m3irt,
 )
 
-SHARED = Path(__file__).resolve().parents[2].parent / "shared" / "data" / "m3-irt"
+SHARED = shared_data_dir()
 
 
 @pytest.fixture(scope="module")
@@ -57,9 +57,27 @@ def test_ranking_fidelity_shapes_and_random(pool):
         ranking_fidelity(pool, ref[:3])
     with pytest.raises(ValueError, match="fractions"):
         ranking_fidelity(pool, ref, "random", (0.0,))
+    with pytest.raises(ValueError, match="targets"):
+        ranking_fidelity(pool, ref, "random", targets=[99])
+    with pytest.raises(ValueError, match="targets"):
+        ranking_fidelity(pool, ref, "random", targets=[0.5])
 
 
-@pytest.mark.skipif(not (SHARED / "normal_mmmu.csv").is_file(), reason="shared M3-IRT data absent")
+def test_compact_subset_population_level(pool):
+    """One fixed subset for the whole population: distinct items, D-optimal for M3-IRT so it avoids
+    the shortcut items."""
+    m = M3IRT(scale=4.0, solver="newton").fit(pool)
+    sub = compact_subset(m, 16)
+    assert sub.shape == (16,) and np.unique(sub).size == 16
+    assert pool.item_low_quality[sub].mean() < 0.25
+    assert np.array_equal(compact_subset(m, 16, theta=m.theta_), sub)
+    with pytest.raises(ValueError, match="theta"):
+        compact_subset(m, 4, theta=np.zeros((3, 2)))
+    with pytest.raises(ValueError, match="n_select"):
+        compact_subset(m, 10_000)
+
+
+@pytest.mark.skipif(SHARED is None, reason="shared M3-IRT data absent")
 def test_real_mmmu_fit():
     normal = read_responses(SHARED / "normal_mmmu.csv")
     assert normal.shape == (24, 3388) and normal.n_items == 847 and not normal.low_quality.any()

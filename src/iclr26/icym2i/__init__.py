@@ -11,13 +11,14 @@ Public API
 ----------
 Missingness: :func:`simulate_missingness` (MCAR / MAR / MNAR), :func:`fit_missingness_model`,
 :func:`ipw_from_propensity`, :func:`effective_sample_size`, :class:`IPWeights`,
-:class:`ExtremeWeightsWarning`.
+:class:`ExtremeWeightsWarning`, :class:`PositivityWarning`.
 Evaluation: :func:`evaluate`, :func:`weighted_metric`, :func:`bootstrap`, :class:`Estimate`,
 :func:`information_gain`, :func:`conditional_mutual_information`, :func:`fit_weighted`,
 :func:`weighted_mean_loss`.
 Information decomposition: :func:`broja_pid`, :class:`PID`, :func:`pid_from_samples`,
 :func:`pid_bootstrap`, :func:`joint_table`, :func:`conditional_mi_from_samples`, :func:`discretize`,
-:func:`mutual_information`.
+:func:`mutual_information`; continuous modalities: :func:`gaussian_pid`,
+:func:`gaussian_pid_from_covariance`.
 """
 
 from ._gain import (
@@ -28,6 +29,7 @@ from ._gain import (
     pid_bootstrap,
     pid_from_samples,
 )
+from ._gaussian import gaussian_pid, gaussian_pid_from_covariance
 from ._metrics import (
     METRICS,
     Estimate,
@@ -44,6 +46,7 @@ from ._pid import PID, broja_pid, min_synergy_distribution, mutual_information
 from ._weights import (
     ExtremeWeightsWarning,
     IPWeights,
+    PositivityWarning,
     effective_sample_size,
     fit_missingness_model,
     ipw_from_propensity,
@@ -54,6 +57,7 @@ __all__ = [
     "METRICS",
     "PID",
     "PID_KEYS",
+    "PositivityWarning",
     "Estimate",
     "ExtremeWeightsWarning",
     "IPWeights",
@@ -67,6 +71,8 @@ __all__ = [
     "evaluate",
     "fit_missingness_model",
     "fit_weighted",
+    "gaussian_pid",
+    "gaussian_pid_from_covariance",
     "information_gain",
     "ipw_from_propensity",
     "joint_table",

@@ -59,9 +59,22 @@ def _check_binary(y: Any, name: str = "y_true") -> np.ndarray:
     return arr
 
 
-def _check_inputs(y_true: Any, y_score: Any, sample_weight: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+#: Metrics that only rank the scores: any real-valued decision score is accepted.
+RANKING = ("auroc", "average_precision")
+
+
+def _check_score(score: Any, metrics: Sequence[str], name: str = "y_score") -> np.ndarray:
+    s = check_array(score, name, ndim=1)
+    if any(m not in RANKING for m in metrics):
+        s = check_probabilities(s, name)
+    return s
+
+
+def _check_inputs(
+    y_true: Any, y_score: Any, sample_weight: Any, metrics: Sequence[str] = METRICS
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     y = _check_binary(y_true)
-    s = check_probabilities(check_array(y_score, "y_score", ndim=1), "y_score")
+    s = _check_score(y_score, metrics)
     if s.shape[0] != y.shape[0]:
         raise ValueError(f"y_score must have length {y.shape[0]} (one per sample), got {s.shape[0]}")
     w = np.ones(y.shape[0]) if sample_weight is None else check_weights(sample_weight, y.shape[0])
@@ -85,9 +98,13 @@ def weighted_metric(y_true: Any, y_score: Any, metric: str = "auroc", sample_wei
 
     ``metric`` is one of ``"auroc"``, ``"average_precision"``, ``"log_loss"`` (nats) or ``"accuracy"``
     (threshold 0.5). ``sample_weight`` must be strictly positive (give the complete cases only).
-    For ``"log_loss"`` predicted probabilities of exactly 0 or 1 are rejected (the loss would be infinite).
+    For ``"auroc"`` and ``"average_precision"`` ``y_score`` may be any real decision score (e.g. a
+    margin or logit); the other metrics need probabilities. For ``"log_loss"`` predicted probabilities
+    of exactly 0 or 1 are rejected (the loss would be infinite).
     """
-    y, s, w = _check_inputs(y_true, y_score, sample_weight)
+    if metric not in METRICS:
+        raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    y, s, w = _check_inputs(y_true, y_score, sample_weight, (metric,))
     if metric == "log_loss" and ((s <= 0) | (s >= 1)).any():
         raise ValueError("y_score must lie strictly inside (0, 1) for log_loss (clip the probabilities)")
     return _metric(metric, y, s, w)
@@ -158,7 +175,9 @@ def evaluate(
     Parameters
     ----------
     y_true : array-like of shape (n_samples,), binary 0/1
-    y_score : array-like of shape (n_samples,), predicted P(y = 1)
+    y_score : array-like of shape (n_samples,)
+        Predicted P(y = 1); when ``metrics`` only holds ranking metrics (AUROC, average precision) any
+        real decision score.
     sample_weight : array-like of shape (n_samples,), optional
         Inverse probability weights of the complete cases (``IPWeights.observed_weights``); ``None``
         gives the naive complete-case evaluation.
@@ -168,10 +187,10 @@ def evaluate(
     -------
     dict mapping metric name to :class:`Estimate`.
     """
-    y, s, w = _check_inputs(y_true, y_score, sample_weight)
     for m in metrics:
         if m not in METRICS:
             raise ValueError(f"metric must be one of {METRICS}, got {m!r}")
+    y, s, w = _check_inputs(y_true, y_score, sample_weight, metrics)
     if "log_loss" in metrics and ((s <= 0) | (s >= 1)).any():
         raise ValueError("y_score must lie strictly inside (0, 1) for log_loss (clip the probabilities)")
     rng = (
@@ -205,14 +224,15 @@ def information_gain(
 
     ``score_base`` are predictions from the always-observed modality, ``score_full`` from both; for
     ``metric="log_loss"`` the gain is ``loss(base) - loss(full)`` (positive = the modality helps). The
-    interval comes from a paired bootstrap.
+    interval comes from a paired bootstrap. For AUROC and average precision the scores may be raw
+    decision scores.
     """
-    y, s0, w = _check_inputs(y_true, score_base, sample_weight)
-    s1 = check_probabilities(check_array(score_full, "score_full", ndim=1), "score_full")
-    if s1.shape[0] != y.shape[0]:
-        raise ValueError(f"score_full must have length {y.shape[0]}, got {s1.shape[0]}")
     if metric not in METRICS:
         raise ValueError(f"metric must be one of {METRICS}, got {metric!r}")
+    y, s0, w = _check_inputs(y_true, score_base, sample_weight, (metric,))
+    s1 = _check_score(score_full, (metric,), "score_full")
+    if s1.shape[0] != y.shape[0]:
+        raise ValueError(f"score_full must have length {y.shape[0]}, got {s1.shape[0]}")
     sign = -1.0 if metric in LOSSES else 1.0
     if metric in LOSSES and (((s0 <= 0) | (s0 >= 1)).any() or ((s1 <= 0) | (s1 >= 1)).any()):
         raise ValueError("scores must lie strictly inside (0, 1) for log_loss (clip the probabilities)")

@@ -16,16 +16,19 @@ q(x2, y) are fixed on Delta_P). ICYM2I (Choi et al., 2025) uses exactly these de
 Solvers. On Delta_P the objective is ``sum_{x1,x2,y} q log q(y | x1, x2)`` = ``sum rel_entr(q, q(x1, x2))``,
 jointly convex in q.
 
-- ``"cvxpy"`` (default when cvxpy is installed, the ``causal`` extra): the exponential-cone program solved
-  by Clarabel; exact to ~1e-8 bits and ~0.05 s for tables up to 20 x 20 x 2.
+- ``"cvxpy"``: the exponential-cone program solved by Clarabel (cvxpy is a core dependency); exact to
+  ~1e-8 bits and ~0.05 s for tables up to 20 x 20 x 2.
 - ``"scipy"``: SLSQP in the null space of the marginal constraints, started at p (which lies in
   Delta_P); exact to ~1e-7 bits on small tables (up to ~50 cells), slow and less precise beyond.
+- ``"auto"`` (the default): SLSQP for tables of at most 12 cells (e.g. 2 x 2 x 2, where it is exact and
+  quicker than compiling a cone program), cvxpy otherwise; SLSQP also takes over if Clarabel does not
+  report an optimal solution. :attr:`PID.solver` says which one ran.
 """
 
 from __future__ import annotations
 
 import warnings
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from functools import lru_cache
 from typing import Any
 
@@ -42,7 +45,9 @@ class PID:
     """A partial information decomposition of I(Y; X1, X2), in bits.
 
     ``redundancy + unique1 + unique2 + synergy == mi`` (up to solver tolerance);
-    ``redundancy + unique1 == mi1`` and ``redundancy + unique2 == mi2``.
+    ``redundancy + unique1 == mi1`` and ``redundancy + unique2 == mi2``. ``solver`` names the method
+    that produced it (``"scipy"``, ``"cvxpy"``, ``"gaussian"``, or ``"trivial"`` when the table leaves
+    nothing to optimise).
     """
 
     redundancy: float
@@ -52,9 +57,13 @@ class PID:
     mi: float
     mi1: float
     mi2: float
+    solver: str = field(default="", compare=False)
 
     def as_dict(self) -> dict[str, float]:
-        return asdict(self)
+        """The seven quantities in bits (without ``solver``)."""
+        d = asdict(self)
+        d.pop("solver")
+        return d
 
 
 def _entropy_bits(p: np.ndarray) -> float:
@@ -131,28 +140,27 @@ def _solve_cvxpy(sub: np.ndarray) -> np.ndarray | None:
     return q / q.sum()
 
 
-def _has_cvxpy() -> bool:
-    try:
-        import cvxpy  # noqa: F401
-    except ImportError:
-        return False
-    return True
-
-
 def min_synergy_distribution(
     p: np.ndarray, *, solver: str = "auto", tol: float = 1e-12, max_iter: int = 500
 ) -> np.ndarray:
     """The BROJA optimum ``argmin_{q in Delta_P} I_q(Y; X1, X2)`` for a joint ``p`` of shape (n1, n2, ny).
 
-    ``solver`` is ``"auto"`` (SciPy for tables of at most 12 cells, else cvxpy if installed, else SciPy),
-    ``"cvxpy"`` or ``"scipy"``.
+    ``solver`` is ``"auto"`` (SciPy SLSQP for tables of at most 12 cells, else cvxpy), ``"cvxpy"`` or
+    ``"scipy"``.
     """
+    return _min_synergy(p, solver, tol, max_iter)[0]
+
+
+def _min_synergy(
+    p: np.ndarray, solver: str, tol: float = 1e-12, max_iter: int = 500
+) -> tuple[np.ndarray, str]:
+    """The BROJA optimum and the name of the solver that produced it."""
     if solver not in ("auto", "cvxpy", "scipy"):
         raise ValueError(f"solver must be one of ('auto', 'cvxpy', 'scipy'), got {solver!r}")
     p = np.asarray(p, dtype=float)
     if solver == "auto":
         # SLSQP is exact and quicker than building a cone program on tiny tables (e.g. 2 x 2 x 2).
-        solver = "cvxpy" if p.size > _SMALL_TABLE and _has_cvxpy() else "scipy"
+        solver = "cvxpy" if p.size > _SMALL_TABLE else "scipy"
     # Drop values of X1, X2 and Y with zero mass: they carry no constraint and no objective.
     keep1 = p.sum(axis=(1, 2)) > 0
     keep2 = p.sum(axis=(0, 2)) > 0
@@ -160,10 +168,12 @@ def min_synergy_distribution(
     sub = p[np.ix_(keep1, keep2, keepy)]
     shape = sub.shape
     q_sub = sub.copy()
+    used = "trivial"
     solved = _solve_cvxpy(sub) if min(shape) > 1 and solver == "cvxpy" else None
     if solved is not None:
-        q_sub = solved
+        q_sub, used = solved, "cvxpy"
     elif min(shape) > 1:
+        used = "scipy"
         # Cells that must be zero: p(x1, y) = 0 or p(x2, y) = 0 forces q(x1, x2, y) = 0.
         free = (sub.sum(axis=1, keepdims=True) > 0) & (sub.sum(axis=0, keepdims=True) > 0)
         free = np.broadcast_to(free, shape).ravel()
@@ -202,7 +212,7 @@ def min_synergy_distribution(
             q_sub = q_sub / q_sub.sum()
     out = np.zeros_like(p)
     out[np.ix_(keep1, keep2, keepy)] = q_sub
-    return out
+    return out, used
 
 
 def broja_pid(p: np.ndarray, *, solver: str = "auto") -> PID:
@@ -214,7 +224,7 @@ def broja_pid(p: np.ndarray, *, solver: str = "auto") -> PID:
         Joint probabilities p(x1, x2, y), non-negative and summing to 1 (a count table is normalised).
     solver : {"auto", "cvxpy", "scipy"}
         How the convex BROJA problem is solved (see the module docstring); ``"auto"`` uses SciPy SLSQP for
-        tables of at most 12 cells and cvxpy (Clarabel) for larger ones when it is installed.
+        tables of at most 12 cells and cvxpy (Clarabel) for larger ones. ``PID.solver`` records which ran.
 
     Returns
     -------
@@ -239,7 +249,7 @@ def broja_pid(p: np.ndarray, *, solver: str = "auto") -> PID:
     if total <= 0:
         raise ValueError("p must have positive total mass")
     arr = arr / total
-    q = min_synergy_distribution(arr, solver=solver)
+    q, used = _min_synergy(arr, solver)
     mi = _mi_y_x1x2(arr)
     mi1 = mutual_information(arr.sum(axis=1))
     mi2 = mutual_information(arr.sum(axis=0))
@@ -249,4 +259,4 @@ def broja_pid(p: np.ndarray, *, solver: str = "auto") -> PID:
     u2 = max(mi_q - mi1, 0.0)
     red = max(mi1 - u1, 0.0)
     syn = max(mi - mi_q, 0.0)
-    return PID(redundancy=red, unique1=u1, unique2=u2, synergy=syn, mi=mi, mi1=mi1, mi2=mi2)
+    return PID(redundancy=red, unique1=u1, unique2=u2, synergy=syn, mi=mi, mi1=mi1, mi2=mi2, solver=used)

@@ -25,12 +25,14 @@ from typing import Any
 
 import numpy as np
 from scipy.special import expit
+from scipy.stats import binomtest
 from sklearn.datasets import make_blobs
 from sklearn.linear_model import LogisticRegression
 from sklearn.preprocessing import StandardScaler
 
 from iclr26.claims import Claim, Result
 from iclr26.runtime import RunContext
+from iclr26.uncertainty import bootstrap as bootstrap_units
 
 from . import (
     MECHANISMS,
@@ -373,15 +375,35 @@ def run(ctx: RunContext) -> Result:
         )
     m["exact_gate_pid_max_error"] = _exact_gate_error()
 
-    def ratio(a: str, b: str) -> float:
-        return m[a] / m[b] if m[b] > 0 else float("nan")
-
     scale_g = f"logic gates, n={cfg['n_gates']:,}, 50% missing, {cfg['n_bootstrap']} bootstrap resamples"
     scale_b = (
         f"blobs, n={cfg['n_blobs']:,} (half test), {len(cfg['blob_settings'])} label settings, "
         f"50% missing, {cfg['n_bootstrap']} bootstrap resamples"
     )
     qual = "qualitative (abstract): naive estimation biased; IPW correction"
+    kw = {"n_boot": 2000, "seed": ctx.seed}
+
+    def errs(data, qs, mech, key):
+        """|error| per (setting, quantity), in a fixed order (the paired unit of the claims)."""
+        sel = sorted(
+            (r for r in rows if r["data"] == data and r["mechanism"] == mech and r["quantity"] in qs),
+            key=lambda r: (r["setting"], r["quantity"]),
+        )
+        return np.array([abs(r[key]) for r in sel])
+
+    def ratio_claim(statement, data, qs, num, den, op, ref, scale, what, **extra):
+        a, b = errs(data, qs, *num), errs(data, qs, *den)
+        est = bootstrap_units(
+            lambda u, v: float(u.mean() / v.mean()), a, b, unit="(setting, quantity) pairs", **kw
+        )
+        return est.claim(
+            statement, op, ref, paper=extra.pop("paper", qual), scale=scale,
+            detail=f"{what}: {a.mean():.4f} / {b.mean():.4f}", **extra,
+        )
+
+    cov_rows = [r for r in rows if r["mechanism"] == "MAR"]
+    k_cov = int(sum(r["truth_in_ipw_ci"] for r in cov_rows))
+    cov_ci = binomtest(k_cov, len(cov_rows)).proportion_ci(0.95, method="wilson")
     claims = [
         Claim(
             "The BROJA PID of the logic gates is exact: AND/OR = 0.311 bits redundancy + 0.5 synergy; "
@@ -392,79 +414,58 @@ def run(ctx: RunContext) -> Result:
             paper="XOR: 1 bit synergy; AND/OR: R=0.311, S=0.5 (PID literature, used by the paper)",
             scale="exact gate tables",
             detail="max |our PID - known PID| over gates and terms (bits)",
+            exact=True,
         ),
-        Claim(
+        ratio_claim(
             "Naive estimation of the PID is biased under missingness shift (MAR), beyond the no-shift (MCAR) "
             "sampling error",
-            ratio("gates_pid_naive_mae_MAR", "gates_pid_naive_mae_MCAR"),
-            ">",
-            2.0,
-            paper=qual,
-            scale=scale_g,
-            detail=f"mean |naive - truth| over PID terms, MAR / MCAR = {m['gates_pid_naive_mae_MAR']:.4f} / "
-            f"{m['gates_pid_naive_mae_MCAR']:.4f} bits",
+            "gates", pid_q, ("MAR", "naive_error"), ("MCAR", "naive_error"), ">", 2.0, scale_g,
+            "mean |naive - truth| over gates x PID terms, MAR / MCAR",
         ),
-        Claim(
+        ratio_claim(
             "Naive estimation of performance is biased under missingness shift (MAR)",
-            ratio("blobs_auroc_naive_mae_MAR", "blobs_auroc_naive_mae_MCAR"),
-            ">",
-            2.0,
-            paper=qual,
-            scale=scale_b,
-            detail=f"mean |naive - truth| over AUROC(x1), AUROC(x2), AUROC(x1,x2), AUROC gain, MAR / MCAR = "
-            f"{m['blobs_auroc_naive_mae_MAR']:.4f} / {m['blobs_auroc_naive_mae_MCAR']:.4f}",
+            "blobs", AUROC_QUANTITIES, ("MAR", "naive_error"), ("MCAR", "naive_error"), ">", 2.0, scale_b,
+            "mean |naive - truth| over AUROC(x1), AUROC(x2), AUROC(x1,x2), AUROC gain, MAR / MCAR",
         ),
-        Claim(
+        ratio_claim(
             "IPW correction recovers the target-environment PID under MAR (bias reduced)",
-            ratio("gates_pid_ipw_mae_MAR", "gates_pid_naive_mae_MAR"),
-            "<",
-            0.5,
-            paper=qual,
-            scale=scale_g,
-            detail=f"mean |error| IPW / naive under MAR = {m['gates_pid_ipw_mae_MAR']:.4f} / "
-            f"{m['gates_pid_naive_mae_MAR']:.4f} bits",
+            "gates", pid_q, ("MAR", "ipw_error"), ("MAR", "naive_error"), "<", 0.5, scale_g,
+            "mean |error| IPW / naive under MAR",
         ),
-        Claim(
+        ratio_claim(
             "IPW correction recovers target-environment performance under MAR (bias reduced)",
-            ratio("blobs_auroc_ipw_mae_MAR", "blobs_auroc_naive_mae_MAR"),
-            "<",
-            0.5,
-            paper=qual,
-            scale=scale_b,
-            detail=f"mean |error| IPW / naive over AUROC quantities under MAR = "
-            f"{m['blobs_auroc_ipw_mae_MAR']:.4f} / {m['blobs_auroc_naive_mae_MAR']:.4f}",
+            "blobs", AUROC_QUANTITIES, ("MAR", "ipw_error"), ("MAR", "naive_error"), "<", 0.5, scale_b,
+            "mean |error| IPW / naive over AUROC quantities under MAR",
         ),
-        Claim(
+        ratio_claim(
             "IPW correction recovers the blob PID under MAR (bias reduced)",
-            ratio("blobs_pid_ipw_mae_MAR", "blobs_pid_naive_mae_MAR"),
-            "<",
-            0.75,
-            paper=qual,
-            scale=scale_b,
-            detail=f"mean |error| IPW / naive over PID terms of binned predictions under MAR = "
-            f"{m['blobs_pid_ipw_mae_MAR']:.4f} / {m['blobs_pid_naive_mae_MAR']:.4f} bits (MCAR floor "
-            f"{m['blobs_pid_naive_mae_MCAR']:.4f}: errors this small are near sampling noise, hence 0.75)",
+            "blobs", pid_q, ("MAR", "ipw_error"), ("MAR", "naive_error"), "<", 0.75, scale_b,
+            f"mean |error| IPW / naive over PID terms of binned predictions under MAR (MCAR floor "
+            f"{m['blobs_pid_naive_mae_MCAR']:.4f} bits); the bar 0.75 was set after seeing seeds 0-2",
+            post_hoc=True,
         ),
         Claim(
-            "Under MAR the target-environment truth lies inside the IPW-corrected 95% CI",
-            m["ipw_coverage_MAR"],
-            ">=",
-            0.8,
+            "Under MAR the IPW-corrected 95% intervals are calibrated: they cover the target-environment "
+            "truth about 95% of the time (0.90-1.00)",
+            k_cov / len(cov_rows),
+            "within",
+            0.95,
+            tolerance=0.05,
             paper=qual,
             scale=f"{scale_g}; {scale_b}",
-            detail=f"fraction of (setting, quantity) pairs under MAR covered by the IPW CI; naive CI covers "
-            f"{m['naive_coverage_MAR']:.2f}",
+            detail=f"{k_cov} of {len(cov_rows)} (setting, quantity) pairs under MAR covered by the IPW CI;"
+            f" naive CI covers {m['naive_coverage_MAR']:.2f}. The pairs share data, so the binomial interval"
+            " is optimistic",
+            interval=(float(cov_ci.low), float(cov_ci.high)),
+            method=f"Wilson interval over {len(cov_rows)} (setting, quantity) pairs",
         ),
-        Claim(
-            "Under MNAR, IPW on the observed modality cannot remove the bias (the correction assumes MAR)",
-            ratio("gates_pid_ipw_mae_MNAR", "gates_pid_naive_mae_MNAR"),
-            ">",
-            0.8,
+        ratio_claim(
+            "Under MNAR (missingness driven by the unobserved modality's own score), IPW on the observed "
+            "modality cannot remove the bias: its error stays well above its MAR error",
+            "blobs", AUROC_QUANTITIES, ("MNAR", "ipw_error"), ("MAR", "ipw_error"), ">", 2.0, scale_b,
+            f"mean |IPW - truth| over AUROC quantities, MNAR / MAR (IPW CI coverage under MNAR "
+            f"{m['ipw_coverage_MNAR']:.2f}; naive MNAR error {m['blobs_auroc_naive_mae_MNAR']:.4f})",
             paper="the paper's correction assumes MAR (missingness explained by observed covariates)",
-            scale=scale_g,
-            detail=f"mean |error| IPW / naive under MNAR = {m['gates_pid_ipw_mae_MNAR']:.4f} / "
-            f"{m['gates_pid_naive_mae_MNAR']:.4f} bits; IPW CI coverage under MNAR "
-            f"{m['ipw_coverage_MNAR']:.2f}",
         ),
     ]
     table_cols = (

@@ -12,10 +12,19 @@ from ._data import (
     merge_responses,
     parse_variant,
     read_responses,
+    shared_data_dir,
     validation_split,
 )
-from ._models import ABILITY_NAMES, M2IRT, M3IRT, TwoPL, as_response_matrix
-from ._select import ALL_METHODS, adaptive_subset, ranking_fidelity
+from ._models import (
+    ABILITY_NAMES,
+    M2IRT,
+    M3IRT,
+    SOLVERS,
+    TwoPL,
+    WeakIdentificationWarning,
+    as_response_matrix,
+)
+from ._select import ALL_METHODS, adaptive_subset, compact_subset, ranking_fidelity
 from ._simulate import simulate_m3irt
 
 __all__ = [
@@ -25,14 +34,18 @@ __all__ = [
     "M3IRT",
     "VARIANTS",
     "ResponseMatrix",
+    "SOLVERS",
     "TwoPL",
+    "WeakIdentificationWarning",
     "adaptive_subset",
     "as_response_matrix",
+    "compact_subset",
     "is_low_quality",
     "merge_responses",
     "parse_variant",
     "ranking_fidelity",
     "read_responses",
+    "shared_data_dir",
     "simulate_m3irt",
     "validation_split",
 ]

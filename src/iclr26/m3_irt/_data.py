@@ -101,6 +101,8 @@ class ResponseMatrix:
     low_quality: np.ndarray = field(default=None)  # type: ignore[assignment]
 
     def __post_init__(self) -> None:
+        if np.asarray(self.values).dtype == bool:  # a boolean 0/1 matrix is a response matrix
+            self.values = np.asarray(self.values, dtype=np.float64)
         self.values = check_array(self.values, "values", finite=False)
         n, j = self.values.shape
         obs = self.values[~np.isnan(self.values)]
@@ -267,6 +269,24 @@ def read_responses(path: str | Path, low_quality: str | Any = "auto") -> Respons
             raise ValueError(f"low_quality must be 'auto', None or an array, got {low_quality!r}")
         low_quality = np.array([is_low_quality(c) for c in frame.columns], dtype=bool)
     return ResponseMatrix.from_frame(frame, low_quality)
+
+
+def shared_data_dir() -> Path | None:
+    """Where the authors' response matrices are (``normal_mmmu.csv`` ...), or None.
+
+    ``$ICLR26_SHARED_DATA/m3-irt`` if set, else ``shared/data/m3-irt`` beside the checkout (the
+    project's layout, e.g. ``/work/shared/data/m3-irt`` for a checkout in ``/work/<dir>``).
+    """
+    import os
+
+    env = os.environ.get("ICLR26_SHARED_DATA")
+    cands = [Path(env) / "m3-irt"] if env else []
+    here = Path(__file__).resolve()
+    cands += [p / "shared" / "data" / "m3-irt" for p in here.parents[3:6]]
+    for c in cands:
+        if (c / "normal_mmmu.csv").is_file():
+            return c
+    return None
 
 
 def validation_split(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import warnings
 from typing import Any
 
 import numpy as np
@@ -10,7 +11,7 @@ from scipy.stats import spearmanr
 from iclr26.validation import check_in, check_int
 
 from ._data import ResponseMatrix
-from ._models import M2IRT, M3IRT, TwoPL, _BaseIRT
+from ._models import M2IRT, M3IRT, TwoPL, _BaseIRT  # noqa: F401 (_BaseIRT in annotations)
 
 METHODS = {"m3irt": M3IRT, "m2irt": M2IRT, "2pl": TwoPL}
 ALL_METHODS = (*METHODS, "random")
@@ -56,6 +57,44 @@ def adaptive_subset(model: _BaseIRT, y: Any, n_select: int, batch: int = 1) -> t
         theta = model.fit_theta(y, np.asarray(order), theta0=theta)
         thetas.append(theta.copy())
     return np.asarray(order, dtype=np.int64), np.asarray(thetas)
+
+
+def compact_subset(model: _BaseIRT, n_select: int, theta: Any = None) -> np.ndarray:
+    """A population-level compact subset: the ``n_select`` items most informative across models.
+
+    Every item is scored by its selection score (:meth:`~M3IRT.item_scores`: D-optimal for M3-IRT,
+    summed Fisher information for M2-IRT / 2PL) at each model's ability, the scores are divided by their
+    mean over items for that model (so no single model dominates) and averaged over models; the items
+    with the highest average are returned, best first. Unlike :func:`adaptive_subset` this needs no
+    tested model: it is one fixed subset for the whole population.
+
+    Parameters
+    ----------
+    model : fitted M3IRT, M2IRT or TwoPL
+    n_select : int
+        Number of items.
+    theta : array of shape (n_abilities, d), optional
+        The abilities to average over (default: the fitted models' abilities).
+
+    Returns
+    -------
+    ndarray of int, shape (n_select,)
+    """
+    model._check_fitted()
+    n_select = check_int(n_select, "n_select", minimum=1, maximum=model.n_items_)
+    th = model.theta_ if theta is None else np.asarray(theta, dtype=np.float64)
+    th = th.reshape(th.shape[0], -1)
+    d = 1 if model._kind == "2pl" else 4
+    if th.ndim != 2 or th.shape[1] != d or th.shape[0] == 0:
+        raise ValueError(f"theta must have shape (n, {d}), got {np.shape(theta)}")
+    total = np.zeros(model.n_items_)
+    for t in th:
+        sc = np.nan_to_num(model.item_scores(t), nan=0.0, neginf=0.0, posinf=0.0)
+        sc = np.clip(sc, 0.0, None)
+        mean = sc.mean()
+        if mean > 0:
+            total += sc / mean
+    return np.argsort(-total, kind="stable")[:n_select].astype(np.int64)
 
 
 def _spearman(a: np.ndarray, b: np.ndarray) -> float:
@@ -109,11 +148,21 @@ def ranking_fidelity(
     if fr.ndim != 1 or fr.size == 0 or np.any((fr <= 0) | (fr > 1)):
         raise ValueError("fractions must be a non-empty 1-D sequence in (0, 1]")
     sizes = np.maximum(1, np.round(fr * data.n_items).astype(int))
-    targets = np.arange(data.n_models) if targets is None else np.asarray(targets, dtype=np.int64)
+    if targets is None:
+        targets = np.arange(data.n_models)
+    else:
+        targets = np.atleast_1d(np.asarray(targets))
+        if targets.ndim != 1 or targets.size == 0 or not np.issubdtype(targets.dtype, np.integer):
+            raise ValueError(f"targets must be a non-empty 1-D sequence of model indices, got {targets!r}")
+        if targets.min() < 0 or targets.max() >= data.n_models:
+            raise ValueError(f"targets must index the models 0..{data.n_models - 1}, got {targets.max()}")
+        targets = targets.astype(np.int64)
     fit_kwargs = dict(fit_kwargs or {})
     rng = np.random.default_rng(seed)
     if method != "random" and scale is None:
-        scale = METHODS[method](random_state=seed, **fit_kwargs).fit(data).scale_
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)  # constant columns: reported by a direct fit
+            scale = METHODS[method](random_state=seed, **fit_kwargs).fit(data).scale_
     batch = max(1, int(round(batch_fraction * data.n_items)))
     rho = np.zeros((targets.size, sizes.size))
     lq = np.zeros_like(rho)
@@ -123,9 +172,11 @@ def ranking_fidelity(
             order = rng.permutation(data.n_items)[: sizes.max()]
         else:
             others = np.setdiff1d(np.arange(data.n_models), [m])
-            model = METHODS[method](scale=scale, random_state=seed, **fit_kwargs).fit(
-                data.take_models(others)
-            )
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore", UserWarning)
+                model = METHODS[method](scale=scale, random_state=seed, **fit_kwargs).fit(
+                    data.take_models(others)
+                )
             order, _ = adaptive_subset(model, data.values[m], int(sizes.max()), batch=batch)
         for c, k in enumerate(sizes):
             items = order[:k]
