@@ -1,6 +1,8 @@
 """Language-model backends behind one interface: text generation and token log-probabilities.
 
 - :class:`HFModel`: local ``transformers`` models (CPU or GPU, same code), from local folders only;
+- :class:`HFVisionModel`: local vision-language models (``AutoModelForImageTextToText``); messages may
+  hold images and video (see ``_content``); :func:`tiny_random_vlm` builds tiny LLaVA/Idefics3 models;
 - :class:`OpenAIModel`: any OpenAI-compatible server (``/v1/chat/completions``, ``/v1/completions``),
   API key from an environment variable only;
 - :func:`load_embedded_model`: the embedded default, SmolLM2-135M-Instruct from the PyPI package
@@ -26,12 +28,14 @@ from ._http import OpenAIModel
 from ._load import load_model
 from ._server import OpenAICompatibleServer
 from ._tiny import tiny_random_model
+from ._vlm import HFVisionModel, tiny_random_vlm
 
 __all__ = [
     "EMBEDDED_MODEL",
     "Generation",
     "GenerationConfig",
     "HFModel",
+    "HFVisionModel",
     "LanguageModel",
     "LogLikelihood",
     "ModelNotAvailableError",
@@ -44,4 +48,5 @@ __all__ = [
     "load_embedded_model",
     "load_model",
     "tiny_random_model",
+    "tiny_random_vlm",
 ]

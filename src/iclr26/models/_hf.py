@@ -17,6 +17,7 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
+from ._content import text_only
 
 # Local files only, always: no code path of ours may reach the Hub.
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -103,7 +104,8 @@ class HFModel(LanguageModel):
         """The text the model sees: raw strings as they are, chats through the tokenizer's chat template."""
         if isinstance(prompt, str):
             return prompt
-        return self.tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+        chat = text_only(prompt, self.name)
+        return self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
 
     def encode(self, prompt: Prompt) -> list[int]:
         text = self.render(prompt)

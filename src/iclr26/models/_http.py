@@ -25,6 +25,7 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
+from ._content import to_openai_content
 
 ROUTES = ("chat", "completions")
 
@@ -125,7 +126,10 @@ class OpenAIModel(LanguageModel):
         return body
 
     def _chat_one(self, prompt: Prompt, config: GenerationConfig) -> Generation:
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        if isinstance(prompt, str):
+            messages = [{"role": "user", "content": prompt}]
+        else:  # images and video frames travel as base64 data URLs in image_url parts
+            messages = [{**m, "content": to_openai_content(m["content"])} for m in prompt]
         out = self._post("chat/completions", {**self._body(config), "messages": messages, "logprobs": True})
         choice = out["choices"][0]
         text = choice["message"].get("content") or ""
