@@ -100,7 +100,11 @@ class HFVisionModel(LanguageModel):
 
     @classmethod
     def from_pretrained(
-        cls, path: str | os.PathLike, *, name: str | None = None, device: str | None = None,
+        cls,
+        path: str | os.PathLike,
+        *,
+        name: str | None = None,
+        device: str | None = None,
         dtype: str | None = None,
     ) -> HFVisionModel:
         """Load from a local folder (``config.json``, weights, processor files); nothing is downloaded."""
@@ -140,9 +144,12 @@ class HFVisionModel(LanguageModel):
                 out.append(Generation(text="", finish_reason="length", prompt_tokens=n_prompt))
                 continue
             kwargs: dict[str, Any] = {
-                "max_new_tokens": config.max_new_tokens, "do_sample": not config.greedy,
-                "pad_token_id": self.pad_token_id, "eos_token_id": self.eos_token_ids or None,
-                "return_dict_in_generate": True, "output_logits": True,
+                "max_new_tokens": config.max_new_tokens,
+                "do_sample": not config.greedy,
+                "pad_token_id": self.pad_token_id,
+                "eos_token_id": self.eos_token_ids or None,
+                "return_dict_in_generate": True,
+                "output_logits": True,
             }
             if not config.greedy:
                 kwargs.update(temperature=float(config.temperature), top_p=float(config.top_p), top_k=0)
@@ -173,8 +180,9 @@ class HFVisionModel(LanguageModel):
                     break
                 pos, keep = pos + len(p), keep + 1
             pieces, lps = pieces[:keep], lps[:keep]
-        return Generation(text=text, tokens=pieces, token_logprobs=lps, finish_reason=finish,
-                          prompt_tokens=n_prompt)
+        return Generation(
+            text=text, tokens=pieces, token_logprobs=lps, finish_reason=finish, prompt_tokens=n_prompt
+        )
 
     def loglikelihood(self, contexts: Sequence[Prompt], continuations: Sequence[str]) -> list[LogLikelihood]:
         """Log-probability of each continuation after its (multimodal) context's generation prompt."""
@@ -197,11 +205,14 @@ class HFVisionModel(LanguageModel):
             target = ids[start:]
             token_lps = lp.gather(-1, target[:, None]).squeeze(-1)
             greedy = bool((lp.argmax(-1) == target).all())
-            res.append(LogLikelihood(
-                logprob=float(token_lps.sum()),
-                tokens=[self.tokenizer.decode([t]) for t in target.tolist()],
-                token_logprobs=[float(x) for x in token_lps], is_greedy=greedy,
-            ))
+            res.append(
+                LogLikelihood(
+                    logprob=float(token_lps.sum()),
+                    tokens=[self.tokenizer.decode([t]) for t in target.tolist()],
+                    token_logprobs=[float(x) for x in token_lps],
+                    is_greedy=greedy,
+                )
+            )
         return res
 
     def info(self) -> dict[str, Any]:
@@ -226,8 +237,15 @@ def tiny_random_vlm(
     extra = ["<image>"] if arch == "llava" else ["<image>", "<fake_token_around_image>", "<global-img>"]
     tok.add_special_tokens({"additional_special_tokens": extra})
     image_id = tok.convert_tokens_to_ids("<image>")
-    text = LlamaConfig(vocab_size=len(tok), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                       num_attention_heads=4, num_key_value_heads=2, pad_token_id=tok.pad_token_id)
+    text = LlamaConfig(
+        vocab_size=len(tok),
+        hidden_size=64,
+        intermediate_size=128,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        pad_token_id=tok.pad_token_id,
+    )
     torch.manual_seed(seed)
     if arch == "llava":
         from transformers import (
@@ -238,17 +256,31 @@ def tiny_random_vlm(
             LlavaProcessor,
         )
 
-        vision = CLIPVisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                  num_attention_heads=2, image_size=32, patch_size=8)
-        config = LlavaConfig(vision_config=vision, text_config=text, image_token_index=image_id,
-                             vision_feature_select_strategy="default", vision_feature_layer=-1)
+        vision = CLIPVisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        )
+        config = LlavaConfig(
+            vision_config=vision,
+            text_config=text,
+            image_token_index=image_id,
+            vision_feature_select_strategy="default",
+            vision_feature_layer=-1,
+        )
         model = LlavaForConditionalGeneration(config)
         processor = LlavaProcessor(
             image_processor=CLIPImageProcessor(
                 size={"shortest_edge": 32}, crop_size={"height": 32, "width": 32}
             ),
-            tokenizer=tok, patch_size=8, vision_feature_select_strategy="default",
-            num_additional_image_tokens=1, chat_template=VLM_CHAT_TEMPLATE,
+            tokenizer=tok,
+            patch_size=8,
+            vision_feature_select_strategy="default",
+            num_additional_image_tokens=1,
+            chat_template=VLM_CHAT_TEMPLATE,
         )
     else:
         from transformers import (
@@ -259,16 +291,27 @@ def tiny_random_vlm(
         )
         from transformers.models.idefics3.image_processing_pil_idefics3 import Idefics3ImageProcessorPil
 
-        vision = Idefics3VisionConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2,
-                                      num_attention_heads=2, image_size=32, patch_size=8)
-        config = Idefics3Config(vision_config=vision.to_dict(), text_config=text.to_dict(),
-                                image_token_id=image_id, scale_factor=2)
+        vision = Idefics3VisionConfig(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=32,
+            patch_size=8,
+        )
+        config = Idefics3Config(
+            vision_config=vision.to_dict(),
+            text_config=text.to_dict(),
+            image_token_id=image_id,
+            scale_factor=2,
+        )
         model = Idefics3ForConditionalGeneration(config)
         image_processor = Idefics3ImageProcessorPil(
             size={"longest_edge": 32}, max_image_size={"longest_edge": 32}, do_image_splitting=False
         )
-        processor = Idefics3Processor(image_processor=image_processor, tokenizer=tok, image_seq_len=4,
-                                      chat_template=VLM_CHAT_TEMPLATE)
+        processor = Idefics3Processor(
+            image_processor=image_processor, tokenizer=tok, image_seq_len=4, chat_template=VLM_CHAT_TEMPLATE
+        )
     model.generation_config.eos_token_id = tok.eos_token_id
     vlm = HFVisionModel(model, processor, name=f"tiny-random-{arch}-seed{seed}", device=device)
     if save_to is not None:
