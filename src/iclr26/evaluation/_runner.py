@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from ..models import GenerationConfig, LanguageModel
+from ..models._content import loggable
 from ..validation import check_int
 from ._log import SampleLog
 from ._task import Sample, Task
@@ -36,7 +37,7 @@ def sample_key(
             "model": model_identity,
             "config": config.to_dict(),
             "seed": int(seed),
-            "prompt": prompt,
+            "prompt": loggable(prompt),  # images and videos by content hash
         },
         sort_keys=True,
         ensure_ascii=False,
@@ -232,7 +233,7 @@ def evaluate(
                         "model_name": model.name,
                         "config": config.to_dict(),
                         "seed": seed,
-                        "prompt": prompts[i],
+                        "prompt": loggable(prompts[i]),
                         "output": out.to_dict(),
                         "parsed": parsed,
                         "scores": scores,

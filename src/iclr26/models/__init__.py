@@ -1,6 +1,8 @@
 """Language-model backends behind one interface: text generation and token log-probabilities.
 
 - :class:`HFModel`: local ``transformers`` models (CPU or GPU, same code), from local folders only;
+- :class:`HFVisionModel`: local vision-language models (``AutoModelForImageTextToText``); messages may
+  hold images and video (see ``_content``); :func:`tiny_random_vlm` builds tiny LLaVA/Idefics3 models;
 - :class:`OpenAIModel`: any OpenAI-compatible server (``/v1/chat/completions``, ``/v1/completions``),
   API key from an environment variable only;
 - :func:`load_embedded_model`: the embedded default, SmolLM2-135M-Instruct from the PyPI package
@@ -32,6 +34,7 @@ from ._scripted import ScriptedModel
 from ._server import OpenAICompatibleServer
 from ._tiny import tiny_random_model
 from ._tools import ChatResponse, ToolCall, ToolParseError, check_tools, parse_tool_calls, tools_system_prompt
+from ._vlm import HFVisionModel, tiny_random_vlm
 
 __all__ = [
     "EMBEDDED_MODEL",
@@ -39,6 +42,7 @@ __all__ = [
     "Generation",
     "GenerationConfig",
     "HFModel",
+    "HFVisionModel",
     "LanguageModel",
     "LogLikelihood",
     "ModelNotAvailableError",
@@ -57,4 +61,5 @@ __all__ = [
     "parse_tool_calls",
     "tiny_random_model",
     "tools_system_prompt",
+    "tiny_random_vlm",
 ]

@@ -10,8 +10,11 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-#: A prompt is either raw text (sent as a completion) or a chat: a list of ``{"role", "content"}`` dicts.
-Prompt = str | list[dict[str, str]]
+from ._content import check_content
+
+#: A prompt is either raw text (sent as a completion) or a chat: a list of ``{"role", "content"}`` dicts,
+#: where ``content`` is a string or a list of text/image/video parts (see ``iclr26.models._content``).
+Prompt = str | list[dict[str, Any]]
 
 _ROLES = ("system", "user", "assistant")
 
@@ -36,9 +39,8 @@ def check_prompt(prompt: Any, name: str = "prompt") -> Prompt:
                 raise ValueError(f"{name}[{i}] must be a dict with keys 'role' and 'content', got {m!r}")
             if m["role"] not in _ROLES:
                 raise ValueError(f"{name}[{i}]['role'] must be one of {_ROLES}, got {m['role']!r}")
-            if not isinstance(m["content"], str):
-                raise ValueError(f"{name}[{i}]['content'] must be a string")
-            out.append({"role": m["role"], "content": m["content"]})
+            content = check_content(m["content"], f"{name}[{i}]['content']")
+            out.append({"role": m["role"], "content": content})
         return out
     raise ValueError(
         f"{name} must be a string or a non-empty list of chat messages, got {type(prompt).__name__}"

@@ -18,6 +18,7 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
+from ._content import text_only
 from ._tools import (
     RenderedChat,
     chat_via_prompt,
@@ -158,7 +159,8 @@ class HFModel(LanguageModel):
         """The text the model sees: raw strings as they are, chats through the tokenizer's chat template."""
         if isinstance(prompt, str):
             return prompt
-        return self.tokenizer.apply_chat_template(prompt, add_generation_prompt=True, tokenize=False)
+        chat = text_only(prompt, self.name)
+        return self.tokenizer.apply_chat_template(chat, add_generation_prompt=True, tokenize=False)
 
     def encode(self, prompt: Prompt) -> list[int]:
         text = self.render(prompt)

@@ -28,6 +28,7 @@ from ._base import (
     check_prompts,
     cut_at_stop,
 )
+from ._content import to_openai_content
 from ._tools import check_messages, check_tool_choice, check_tools, response_from_openai, to_openai_messages
 
 ROUTES = ("chat", "completions")
@@ -198,7 +199,10 @@ class OpenAIModel(LanguageModel):
         return body
 
     def _chat_one(self, prompt: Prompt, config: GenerationConfig) -> Generation:
-        messages = [{"role": "user", "content": prompt}] if isinstance(prompt, str) else prompt
+        if isinstance(prompt, str):
+            messages = [{"role": "user", "content": prompt}]
+        else:  # images and video frames travel as base64 data URLs in image_url parts
+            messages = [{**m, "content": to_openai_content(m["content"])} for m in prompt]
         route = "chat/completions"
         out = self._post(route, {**self._body(config), "messages": messages, "logprobs": True})
         choice = self._choices(route, out, 1)[0]
