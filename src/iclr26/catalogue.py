@@ -140,6 +140,9 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "evaluation methodology",
         "implemented",
         "Multimodal multidimensional IRT: image/text/cross-modal abilities and compact benchmark subsets.",
+        budget_s=60.0,
+        budget_reason="48 leave-one-out fits with the authors' 500-epoch optimiser plus 3 scale searches per "
+        "benchmark, so that ranking fidelity rests on 8 target models (measured 48 CPU-s)",
     ),
     _E(
         "graph-bpe-tokenizer",
