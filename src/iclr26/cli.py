@@ -29,6 +29,7 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
+app.add_typer(__import__("iclr26.ch_batterygen.cli", fromlist=["app"]).app)  # iclr26 ch-batterygen ...
 
 
 class UserError(Exception):
