@@ -233,3 +233,22 @@ def test_vectorised_stepper_agrees_with_pybamm_thevenin():
         assert ours.cell_v[k, 0] == pytest.approx(v[j], abs=1e-3)
         assert ours.cell_soc[k, 0] == pytest.approx(soc[j], abs=1e-6)
         assert ours.cell_t[k, 0] == pytest.approx(temp[j], abs=0.05)
+
+
+def test_chemistry_specific_resistance_and_heat_capacity():
+    from iclr26.ch_batterygen._cells import (
+        HEAT_CAPACITY_J_K_AH,
+        PULSE_RESISTANCE_OHM_AH,
+        pulse_resistance_from_pybamm,
+    )
+
+    for chem in ("LFP", "NCM"):
+        c = chemistry_parameters(chem)
+        # the stated 10 s pulse resistance is what pybamm's SPMe gives for the chemistry's parameter set ...
+        assert pulse_resistance_from_pybamm(chem) == pytest.approx(PULSE_RESISTANCE_OHM_AH[chem], rel=2e-3)
+        # ... and what our ECM cell reproduces (R0 plus the RC branch charged for 10 s), per Ah
+        r10 = c.r0_ref(100.0) + c.r1_ref(100.0) * (1 - np.exp(-10.0 / c.tau1_s))
+        assert r10 * 100.0 == pytest.approx(PULSE_RESISTANCE_OHM_AH[chem], rel=1e-9)
+        assert c.heat_capacity_j_k_ah == HEAT_CAPACITY_J_K_AH[chem]
+    lfp, ncm = chemistry_parameters("LFP"), chemistry_parameters("NCM")
+    assert lfp.r0_ref(150.0) < 0.6 * ncm.r0_ref(150.0) and lfp.heat_capacity_j_k_ah > ncm.heat_capacity_j_k_ah

@@ -143,7 +143,7 @@ def build_pack(
         r0_ohm=r0,
         r1_ohm=r1,
         leak_a=leak,
-        cth_cell=np.full(n, 18.0 * q),
+        cth_cell=np.full(n, chem.heat_capacity_j_k_ah * q),
         cth_jig=np.full(n, 10.0 * q),
         k_cell_jig=k_cj,
         k_jig_air=np.full(n, 0.02 * q),
