@@ -12,6 +12,7 @@ from iclr26.ch_batterygen import (
     VehicleSpec,
     build_pack,
     chemistry_parameters,
+    clean_segment,
     park,
     run_cccv,
     run_current,
@@ -65,6 +66,8 @@ def test_recorded_segments_are_physical(chem):
         assert np.abs(f["SUM_VOLTAGE"] - f[vcols].sum(axis=1)).max() < 0.3
         assert f["SOC"].between(0, 100).all()
         assert (f["MAX_CELL_VOLT"] >= f["MIN_CELL_VOLT"]).all()
+        assert np.all(np.diff(f["TIME"]) > 0)  # no repeated timestamp where a drive stopped early
+        assert clean_segment(f)[1].clean
     dis, chg = data.segments
     assert (dis.frame["SUM_CURRENT"].mean() > 0) and (chg.frame["SUM_CURRENT"].mean() < 0)
     assert set(chg.frame["CHARGE_STATUS"]) == {1} and set(dis.frame["CHARGE_STATUS"]) == {3}

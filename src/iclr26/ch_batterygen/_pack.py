@@ -315,14 +315,25 @@ def park(params: PackParameters, state: PackState, duration_s: float, t_amb: flo
 
 
 def concat_traces(traces: list[Trace]) -> Trace:
-    """Join consecutive traces of one recorded segment."""
+    """Join consecutive traces of one recorded segment.
+
+    A trace that stopped early (``run_current``'s stop conditions) ends with a sample at the time the
+    next one starts; a sample not later than the previous trace's last one is dropped, so time strictly
+    increases.
+    """
     traces = [t for t in traces if len(t)]
     if not traces:
         raise ValueError("no samples to concatenate")
+    parts = [traces[0]]
+    for t in traces[1:]:
+        keep = t.time_s > parts[-1].time_s[-1] + 1e-9
+        if keep.any():
+            k = keep
+            parts.append(Trace(t.time_s[k], t.current_a[k], t.cell_v[k], t.cell_t[k], t.cell_soc[k]))
     return Trace(
-        np.concatenate([t.time_s for t in traces]),
-        np.concatenate([t.current_a for t in traces]),
-        np.vstack([t.cell_v for t in traces]),
-        np.vstack([t.cell_t for t in traces]),
-        np.vstack([t.cell_soc for t in traces]),
+        np.concatenate([t.time_s for t in parts]),
+        np.concatenate([t.current_a for t in parts]),
+        np.vstack([t.cell_v for t in parts]),
+        np.vstack([t.cell_t for t in parts]),
+        np.vstack([t.cell_soc for t in parts]),
     )
