@@ -257,15 +257,16 @@ def test_cli_generate_and_benchmark(tmp_path, capsys):
     js = tmp_path / "bench.json"
     bench = ["ch-batterygen", "benchmark", str(out), "--models", "RF", "--tasks", "classification"]
     bench += ["--folds", "2", "--jobs", "1", "--no-progress", "--stride", "128", "--json", str(js)]
+    bench += ["--chemistries", "LFP", "--scenarios", "discharge"]
     code = main(bench)
     assert code == 0
     text = capsys.readouterr().out
-    assert "LFP/discharge" in text and "gap policy: 0 rows interpolated" in text
+    assert "LFP/discharge" in text and "gap policy: 0 rows interpolated" in text and "LFP/charge" not in text
     import json
 
     res = json.load(open(js))["results"]
     got = {(r["chemistry"], r["scenario"], r["model"]) for r in res}
-    assert got == {("LFP", "charge", "RF"), ("LFP", "discharge", "RF")}
+    assert got == {("LFP", "discharge", "RF")}
     assert all(0 <= r["interval"][0] <= r["f1"] <= r["interval"][1] <= 1 for r in res)
     assert main(["ch-batterygen", "benchmark", str(tmp_path / "nothing")]) == 2
     assert "root must be an existing folder" in capsys.readouterr().err

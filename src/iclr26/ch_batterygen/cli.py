@@ -100,6 +100,8 @@ def benchmark_command(
     seeds: Annotated[int, typer.Option(min=1, help="Number of seeds, seed .. seed + seeds - 1.")] = 1,
     models: Annotated[str, typer.Option(help="Comma-separated models.")] = "RF,SVM,LSTM,CNN",
     tasks: Annotated[str, typer.Option(help="Comma-separated tasks.")] = "classification,grading",
+    chemistries: Annotated[str, typer.Option(help="Comma-separated chemistries.")] = "LFP,NCM",
+    scenarios: Annotated[str, typer.Option(help="Comma-separated scenarios.")] = "charge,discharge",
     window: Annotated[int, typer.Option(min=8, help="Window length in samples (10 s each).")] = 128,
     stride: Annotated[int, typer.Option(min=1, help="Window stride in samples.")] = 64,
     max_epochs: Annotated[int, typer.Option(min=1, help="Networks: most epochs (early stopping).")] = 40,
@@ -118,16 +120,18 @@ def benchmark_command(
 
     from ..store import atomic_write_json
     from ..uncertainty import bootstrap
-    from . import MODELS, TASKS, benchmark, f1_from_confusion, load_dataset
+    from . import CHEMISTRIES, MODELS, SCENARIOS, TASKS, benchmark, f1_from_confusion, load_dataset
 
     model_list = _split(models, MODELS, "--models")
     task_list = _split(tasks, TASKS, "--tasks")
+    chem_list = _split(chemistries, CHEMISTRIES, "--chemistries")
+    scen_list = _split(scenarios, SCENARIOS, "--scenarios")
     try:
         ds = load_dataset(root)
         results, windows = benchmark(
-            ds, tasks=task_list, models=model_list, seeds=tuple(range(seed, seed + seeds)), n_folds=folds,
-            window=window, stride=stride, max_epochs=max_epochs, patience=patience, n_jobs=jobs,
-            progress=progress,
+            ds, chemistries=chem_list, scenarios=scen_list, tasks=task_list, models=model_list,
+            seeds=tuple(range(seed, seed + seeds)), n_folds=folds, window=window, stride=stride,
+            max_epochs=max_epochs, patience=patience, n_jobs=jobs, progress=progress,
         )  # fmt: skip
     except ValueError as exc:
         raise _user_error(str(exc)) from None
