@@ -179,10 +179,12 @@ def run(ctx: RunContext) -> Result:
     chem, scen = _CLAIM_CELL
 
     def per_seed(task, model):
+        """Per seed, each vehicle's confusion matrix, on one vehicle order shared by all models (paired)."""
         rs = [by[(chem, scen, task, model, s)] for s in seeds if (chem, scen, task, model, s) in by]
         if len(rs) < len(seeds):
             return None, None
-        vehicles = np.unique(rs[0].vehicle)
+        cell = [r.vehicle for r in results if (r.chemistry, r.scenario, r.task) == (chem, scen, task)]
+        vehicles = np.unique(np.concatenate(cell))
         return [r.per_vehicle_confusion(vehicles)[1] for r in rs], rs
 
     def seed_mean(task, model):
