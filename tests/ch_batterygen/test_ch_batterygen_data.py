@@ -271,3 +271,29 @@ def test_cli_generate_and_benchmark(tmp_path, capsys):
     assert main(["ch-batterygen", "benchmark", str(tmp_path / "nothing")]) == 2
     assert "root must be an existing folder" in capsys.readouterr().err
     assert main(["ch-batterygen", "benchmark", str(out), "--models", "XGB"]) == 2
+
+
+def test_benchmark_in_processes_equals_inline_and_per_vehicle_confusions_add_up(tmp_path):
+    from iclr26.ch_batterygen import benchmark, f1_from_confusion
+
+    rng = np.random.default_rng(0)
+    cats = ("normal", "self_discharge", "high_resistance", "low_capacity")
+    for v in range(16):
+        f = _frame(160)
+        f["VOLT_1"] = f["VOLT_1"] + rng.normal(0, 0.002, len(f)) - 0.01 * (v % 4 == 1)
+        f["MIN_CELL_VOLT"] = f[["VOLT_1", "VOLT_2", "VOLT_3"]].min(axis=1)
+        _write(tmp_path, "LFP", cats[v % 4], f"vin_{v:02d}", f)
+    ds = load_dataset(tmp_path)
+    kw = dict(chemistries=("LFP",), scenarios=("discharge",), tasks=("classification",), models=("RF", "CNN"),
+              seeds=(0, 1), n_folds=2, window=32, stride=32, max_epochs=2, patience=1)  # fmt: skip
+    inline, windows = benchmark(ds, n_jobs=1, **kw)
+    forked, _ = benchmark(ds, n_jobs=2, **kw)
+    assert [(r.model, r.seed) for r in inline] == [("RF", 0), ("RF", 1), ("CNN", 0), ("CNN", 1)]
+    assert len(windows[("LFP", "discharge")]) == 16 * 5
+    for a, b in zip(inline, forked):
+        assert (a.model, a.seed) == (b.model, b.seed)
+        np.testing.assert_array_equal(a.y_pred, b.y_pred)
+        vehicles, conf = a.per_vehicle_confusion()
+        assert vehicles.shape[0] == 16 and conf.sum() == a.n_windows
+        np.testing.assert_array_equal(conf.sum(0), a.confusion())
+        assert f1_from_confusion(conf.sum(0)) == pytest.approx(a.f1)
