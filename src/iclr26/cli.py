@@ -30,6 +30,7 @@ app = typer.Typer(
 console = Console()
 err_console = Console(stderr=True)
 app.add_typer(__import__("iclr26.m3_irt.cli", fromlist=["app"]).app, name="m3-irt")  # system sub-commands
+app.add_typer(__import__("iclr26.ch_batterygen.cli", fromlist=["app"]).app)  # iclr26 ch-batterygen ...
 
 
 class UserError(Exception):

@@ -9,6 +9,7 @@ import pytest
 from iclr26.ch_batterygen import (
     BASE_COLUMNS,
     CATEGORIES,
+    LayoutWarning,
     VehicleSpec,
     columns,
     generate_fleet,
@@ -94,7 +95,8 @@ def test_loader_reads_release_style_csv_without_label_table(tmp_path):
     )
     frame.to_csv(folder / "vin_7_discharge_1.csv", index=False)
     (folder / "readme.txt").write_text("not a segment")
-    ds = load_dataset(tmp_path)
+    with pytest.warns(LayoutWarning, match="readme.txt"):
+        ds = load_dataset(tmp_path)
     assert len(ds.segments) == 1 and ds.segments[0].scenario == "discharge"
     assert int(ds.vehicles.severity.iloc[0]) == -1  # unknown without the label table
 

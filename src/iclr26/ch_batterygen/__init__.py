@@ -4,8 +4,9 @@ A pack of cells in series, each a Thevenin equivalent circuit with pybamm-derive
 Chen2020 OCV, LFP: Prada2013 OCV with its flat plateau; R0/R1/C1 from pybamm's ECM tables), with
 cell-to-cell variation, temperature, CC-CV charging, generated drive cycles and rests; faults injected in
 one cell (self-discharge, high internal resistance, low capacity; 3 severities each). Output in the
-released CH-BatteryGen schema and layout, plus a loader for that layout, and the paper's benchmark
-(RF, SVM, LSTM, 1-D CNN; fault classification and grading; macro-F1 per chemistry x scenario).
+released CH-BatteryGen schema and layout, plus a validating loader for that layout (with an explicit gap
+policy for missing cells and time gaps), and the paper's benchmark (RF, SVM, LSTM, 1-D CNN; fault
+classification and grading; window- and vehicle-level macro-F1 per chemistry x scenario).
 """
 
 from ._benchmark import (
@@ -14,16 +15,22 @@ from ._benchmark import (
     TASKS,
     TaskResult,
     WindowSet,
+    benchmark,
+    confusion_counts,
     evaluate_task,
+    f1_from_confusion,
     macro_f1,
     make_model,
     make_windows,
     segment_channels,
     task_labels,
     vehicle_folds,
+    vehicle_holdout,
+    vehicle_vote,
     window_features,
 )
 from ._cells import ChemistryParameters, chemistry_parameters
+from ._gaps import GapReport, clean_segment
 from ._generate import (
     FAULT_LEVELS,
     PACK_DESIGNS,
@@ -37,16 +44,27 @@ from ._generate import (
 )
 from ._io import (
     BatteryDataset,
+    LayoutWarning,
     SegmentRef,
     discover,
     load_dataset,
     load_labels,
+    read_columns,
     read_segment,
     validate_segment,
     write_labels,
     write_vehicle,
 )
-from ._pack import PackParameters, PackState, Trace, park, run_cccv, run_current, terminal_voltage
+from ._pack import (
+    PackParameters,
+    PackState,
+    Trace,
+    charge_limit,
+    park,
+    run_cccv,
+    run_current,
+    terminal_voltage,
+)
 from ._schema import (
     BASE_COLUMNS,
     CATEGORIES,
@@ -76,6 +94,8 @@ __all__ = [
     "TASKS",
     "BatteryDataset",
     "ChemistryParameters",
+    "GapReport",
+    "LayoutWarning",
     "PackParameters",
     "PackState",
     "Segment",
@@ -85,12 +105,17 @@ __all__ = [
     "VehicleData",
     "VehicleSpec",
     "WindowSet",
+    "benchmark",
     "build_pack",
     "cell_columns",
+    "charge_limit",
     "chemistry_parameters",
+    "clean_segment",
     "columns",
+    "confusion_counts",
     "discover",
     "evaluate_task",
+    "f1_from_confusion",
     "generate_fleet",
     "load_dataset",
     "load_labels",
@@ -99,6 +124,7 @@ __all__ = [
     "make_model",
     "make_windows",
     "park",
+    "read_columns",
     "read_segment",
     "run_cccv",
     "run_current",
@@ -108,6 +134,8 @@ __all__ = [
     "terminal_voltage",
     "validate_segment",
     "vehicle_folds",
+    "vehicle_holdout",
+    "vehicle_vote",
     "window_features",
     "write_labels",
     "write_vehicle",

@@ -3,18 +3,27 @@
 Tasks (per chemistry x scenario, as in the paper): *fault classification* (4 classes: normal,
 self-discharge, high resistance, low capacity) on all vehicles, and *fault grading* (severity 1..3) on
 the faulty vehicles. Labels are vehicle-level (as released); every window inherits its vehicle's label,
-and the train/test split is by vehicle, so no vehicle has windows on both sides.
+and the train/test split is by vehicle, so no vehicle has windows on both sides. Scores are given per
+window and per vehicle (majority vote of its windows).
+
+Training budget (the same rule for every model): each training fold holds out a stratified share of
+its *vehicles* as a validation split. The networks train until the validation loss has not improved for
+``patience`` epochs (at most ``max_epochs``) and keep their best epoch; the SVM picks its ``C`` on the
+validation split and is refitted on all training vehicles; the random forest (no tuned parameter) is fitted
+on all training vehicles.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
 
 from ..validation import check_array, check_in, check_int, check_labels
-from ._schema import CATEGORIES, SCENARIOS, volt_columns_of
+from ._gaps import GapReport, clean_segment
+from ._schema import CATEGORIES, CHEMISTRIES, SCENARIOS, volt_columns_of
 
 #: The per-time-step channels fed to the sequence models (and summarised for RF/SVM).
 CHANNELS = ("v_mean", "v_max_minus_mean", "v_mean_minus_min", "current", "t_max", "t_min", "soc")
@@ -54,19 +63,22 @@ class WindowSet:
     """Fixed-length windows cut from segments.
 
     ``X (n, window, 7)``; ``vehicle (n,)`` vehicle keys; ``category (n,)`` class index into
-    :data:`CATEGORIES`; ``severity (n,)`` 0 for normal, 1..3 (-1 unknown).
+    :data:`CATEGORIES`; ``severity (n,)`` 0 for normal, 1..3 (-1 unknown); ``gaps``: what the gap policy
+    did to the segments the windows came from (see :func:`clean_segment`).
     """
 
     X: np.ndarray
     vehicle: np.ndarray
     category: np.ndarray
     severity: np.ndarray
+    gaps: GapReport = field(default_factory=GapReport)
 
     def __len__(self) -> int:
         return int(self.X.shape[0])
 
     def subset(self, mask: np.ndarray) -> WindowSet:
-        return WindowSet(self.X[mask], self.vehicle[mask], self.category[mask], self.severity[mask])
+        m = mask
+        return WindowSet(self.X[m], self.vehicle[m], self.category[m], self.severity[m], self.gaps)
 
 
 def window_starts(length: int, window: int, stride: int) -> list[int]:
@@ -76,37 +88,52 @@ def window_starts(length: int, window: int, stride: int) -> list[int]:
     return list(range(0, length - window + 1, stride))
 
 
-def make_windows(dataset, chemistry: str, scenario: str, window: int = 128, stride: int = 64) -> WindowSet:
+def make_windows(
+    dataset,
+    chemistry: str,
+    scenario: str,
+    window: int = 128,
+    stride: int = 64,
+    max_interp_rows: int = 3,
+    max_gap_s: float = 60.0,
+) -> WindowSet:
     """Cut every segment of ``chemistry`` x ``scenario`` of a :class:`BatteryDataset` into windows.
 
-    Windows never cross segments; segments shorter than ``window`` are skipped.
+    Each segment first goes through the gap policy (:func:`clean_segment`: gaps of up to
+    ``max_interp_rows`` rows interpolated, the segment split at longer gaps and at time jumps over
+    ``max_gap_s``); windows never cross segments or splits, pieces shorter than ``window`` give none. The
+    counts are in ``WindowSet.gaps``. ``chemistry`` must be ``"LFP"`` or ``"NCM"``.
     """
+    check_in(chemistry, CHEMISTRIES, "chemistry")
     check_in(scenario, SCENARIOS, "scenario")
     window = check_int(window, "window", minimum=8)
     stride = check_int(stride, "stride", minimum=1)
     veh = dataset.vehicles.set_index(["chemistry", "vin"])
     xs, vs, cs, ss = [], [], [], []
+    report = GapReport()
     for ref in dataset.select(chemistry=chemistry, scenario=scenario):
-        ch = segment_channels(dataset.read(ref))
-        starts = window_starts(ch.shape[0], window, stride)
-        if not starts:
-            continue
+        pieces, rep = clean_segment(dataset.read(ref), max_interp_rows=max_interp_rows, max_gap_s=max_gap_s)
+        report.add(rep)
         sev = int(veh.loc[(ref.chemistry, ref.vin), "severity"])
-        for s in starts:
-            xs.append(ch[s : s + window])
-        m = len(starts)
-        vs += [f"{ref.chemistry}/{ref.vin}"] * m
-        cs += [CATEGORIES.index(ref.category)] * m
-        ss += [sev] * m
+        for piece in pieces:
+            ch = segment_channels(piece)
+            starts = window_starts(ch.shape[0], window, stride)
+            for s in starts:
+                xs.append(ch[s : s + window])
+            m = len(starts)
+            vs += [f"{ref.chemistry}/{ref.vin}"] * m
+            cs += [CATEGORIES.index(ref.category)] * m
+            ss += [sev] * m
     if not xs:
         return WindowSet(
             np.zeros((0, window, len(CHANNELS)), np.float32),
             np.zeros(0, str),
             np.zeros(0, int),
             np.zeros(0, int),
+            report,
         )
     return WindowSet(
-        np.stack(xs), np.asarray(vs), np.asarray(cs, dtype=np.int64), np.asarray(ss, dtype=np.int64)
+        np.stack(xs), np.asarray(vs), np.asarray(cs, dtype=np.int64), np.asarray(ss, dtype=np.int64), report
     )
 
 
@@ -171,44 +198,126 @@ def vehicle_folds(vehicle: np.ndarray, strata: np.ndarray, n_folds: int, seed: i
     return v_fold[pos]
 
 
-def macro_f1(y_true, y_pred, n_classes: int) -> float:
-    """Macro-averaged F1 over the classes present in ``y_true`` or ``y_pred``."""
-    from sklearn.metrics import f1_score
+def vehicle_holdout(vehicle: np.ndarray, strata: np.ndarray, share: float, seed: int) -> np.ndarray:
+    """A mask of the windows of a stratified ``share`` of the vehicles (the validation split).
 
+    Per stratum with at least 2 vehicles, ``max(1, round(share * n))`` of them (never all) are held out;
+    a stratum with a single vehicle stays in training.
+    """
+    if not 0.0 < share < 1.0:
+        raise ValueError(f"share must be in (0, 1), got {share!r}")
+    vehicle = np.asarray(vehicle)
+    strata = np.asarray(strata)
+    rng = np.random.default_rng([int(seed), 171717])
+    uniq, first = np.unique(vehicle, return_index=True)
+    v_strat = strata[first]
+    held = np.zeros(uniq.shape[0], dtype=bool)
+    for st in np.unique(v_strat):
+        idx = np.flatnonzero(v_strat == st)
+        if idx.shape[0] < 2:
+            continue
+        k = min(idx.shape[0] - 1, max(1, int(round(share * idx.shape[0]))))
+        held[rng.permutation(idx)[:k]] = True
+    return held[np.searchsorted(uniq, vehicle)]
+
+
+def confusion_counts(y_true, y_pred, n_classes: int) -> np.ndarray:
+    """The ``(n_classes, n_classes)`` confusion matrix (rows: true class, columns: predicted)."""
     y_true = check_labels(y_true, name="y_true")
     y_pred = check_labels(y_pred, n=y_true.shape[0], name="y_pred")
-    return float(f1_score(y_true, y_pred, labels=np.arange(n_classes), average="macro", zero_division=0))
+    n_classes = check_int(n_classes, "n_classes", minimum=1)
+    for name, y in (("y_true", y_true), ("y_pred", y_pred)):
+        if y.size and (y.min() < 0 or y.max() >= n_classes):
+            raise ValueError(f"{name} must hold class indices in [0, {n_classes}), got {y.min()}..{y.max()}")
+    flat = np.bincount(y_true * n_classes + y_pred, minlength=n_classes * n_classes)
+    return flat.reshape(n_classes, n_classes)
+
+
+def f1_from_confusion(confusion: np.ndarray) -> float:
+    """Macro-F1 of a confusion matrix: the mean over all its classes of ``2 TP / (2 TP + FP + FN)``,
+    0 for a class with no true and no predicted sample."""
+    c = np.asarray(confusion, dtype=np.float64)
+    tp = np.diag(c)
+    denom = c.sum(0) + c.sum(1)
+    return float(np.mean(np.where(denom > 0, 2.0 * tp / np.where(denom > 0, denom, 1.0), 0.0)))
+
+
+def macro_f1(y_true, y_pred, n_classes: int) -> float:
+    """Macro-averaged F1 over all ``n_classes`` classes ``0..n_classes-1``.
+
+    Every class counts in the mean, including one absent from both ``y_true`` and ``y_pred`` (its F1 is
+    0, as scikit-learn's ``f1_score(..., labels=range(n_classes), average="macro", zero_division=0)``).
+    """
+    return f1_from_confusion(confusion_counts(y_true, y_pred, n_classes))
+
+
+def vehicle_vote(vehicle: np.ndarray, y_true: np.ndarray, y_pred: np.ndarray, n_classes: int):
+    """Vehicle-level labels: ``(vehicles, true label, majority vote of its windows)``.
+
+    A tie goes to the lowest class index (``normal`` first in classification).
+    """
+    vehicle = np.asarray(vehicle)
+    uniq, inv = np.unique(vehicle, return_inverse=True)
+    votes = np.zeros((uniq.shape[0], n_classes), dtype=np.int64)
+    np.add.at(votes, (inv, np.asarray(y_pred)), 1)
+    truth = np.zeros(uniq.shape[0], dtype=np.int64)
+    truth[inv] = y_true
+    return uniq, truth, votes.argmax(1)
 
 
 # --------------------------------------------------------------------------------------------- models
+def _require_finite(X: np.ndarray, name: str = "X") -> None:
+    bad = ~np.isfinite(X).reshape(X.shape[0], -1).all(axis=1)
+    if bad.any():
+        raise ValueError(
+            f"{name} contains NaN or infinite values in {int(bad.sum())} of {X.shape[0]} windows; "
+            "refusing to train on them (cut windows with make_windows, whose gap policy interpolates "
+            "short gaps and splits segments at long ones)"
+        )
+
+
 class _FeatureModel:
     def __init__(self, kind: str, seed: int):
         self.kind, self.seed = kind, seed
+        self.info: dict = {}
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> _FeatureModel:
+    def _make(self, C: float = 10.0):
         from sklearn.ensemble import RandomForestClassifier
         from sklearn.pipeline import make_pipeline
         from sklearn.preprocessing import StandardScaler
         from sklearn.svm import SVC
 
-        F = window_features(X)
         if self.kind == "RF":
-            self.model = RandomForestClassifier(
-                n_estimators=200,
-                min_samples_leaf=2,
-                class_weight="balanced",
-                random_state=self.seed,
+            return RandomForestClassifier(
+                n_estimators=100, min_samples_leaf=2, class_weight="balanced", random_state=self.seed,
                 n_jobs=1,
-            )
-        else:
-            self.model = make_pipeline(
-                StandardScaler(), SVC(C=10.0, gamma="scale", class_weight="balanced", random_state=self.seed)
-            )
-        self.model.fit(F, y)
+            )  # fmt: skip
+        return make_pipeline(
+            StandardScaler(), SVC(C=C, gamma="scale", class_weight="balanced", random_state=self.seed)
+        )
+
+    def fit(self, X, y, X_val=None, y_val=None) -> _FeatureModel:
+        _require_finite(np.asarray(X))
+        F, y = window_features(X), np.asarray(y)
+        C = 10.0
+        if self.kind == "SVM" and X_val is not None and len(X_val) and np.unique(y).shape[0] > 1:
+            Fv, yv = window_features(X_val), np.asarray(y_val)
+            k = int(max(y.max(), yv.max()) + 1)
+            scores = {c: macro_f1(yv, self._make(c).fit(F, y).predict(Fv), k) for c in _SVM_C}
+            C = max(_SVM_C, key=lambda c: (scores[c], -abs(np.log10(c) - 1)))
+            self.info["C"] = C
+        if X_val is not None and len(X_val):  # refit on every training vehicle
+            F = np.concatenate([F, window_features(X_val)])
+            y = np.concatenate([y, np.asarray(y_val)])
+        self.model = self._make(C).fit(F, y)
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
         return self.model.predict(window_features(X))
+
+
+_SVM_C = (1.0, 10.0, 100.0)
+_MIN_EPOCHS = 10  # never stop before: a few noisy validation epochs at the start are not a plateau
 
 
 def _torch_net(kind: str, n_in: int, n_classes: int):
@@ -247,9 +356,10 @@ def _torch_net(kind: str, n_in: int, n_classes: int):
 
 
 class _TorchModel:
-    def __init__(self, kind: str, seed: int, epochs: int, pool: int = 2):
-        self.kind, self.seed, self.epochs = kind, seed, epochs
+    def __init__(self, kind: str, seed: int, max_epochs: int, patience: int, pool: int = 2):
+        self.kind, self.seed, self.max_epochs, self.patience = kind, seed, max_epochs, patience
         self.pool = pool
+        self.info: dict = {}
 
     def _prep(self, X: np.ndarray) -> np.ndarray:
         Z = (X - self.mu) / self.sd
@@ -258,27 +368,38 @@ class _TorchModel:
             Z = Z[:, :t].reshape(Z.shape[0], t // self.pool, self.pool, Z.shape[2]).mean(2)
         return Z.astype(np.float32)
 
-    def fit(self, X: np.ndarray, y: np.ndarray) -> _TorchModel:
+    def fit(self, X: np.ndarray, y: np.ndarray, X_val=None, y_val=None) -> _TorchModel:
         import torch
         from torch import nn
 
+        X = np.asarray(X)
+        _require_finite(X)
+        y = np.asarray(y, dtype=np.int64)
         torch.manual_seed(self.seed)
         rng = np.random.default_rng(self.seed)
         self.mu = X.mean(axis=(0, 1), keepdims=True)
         self.sd = X.std(axis=(0, 1), keepdims=True) + 1e-6
         Z = torch.from_numpy(self._prep(X))
-        yt = torch.from_numpy(np.asarray(y, dtype=np.int64))
+        yt = torch.from_numpy(y)
         self.n_classes = int(max(y.max() + 1, 2))
         counts = np.bincount(y, minlength=self.n_classes).astype(np.float64)
         w = torch.tensor(np.where(counts > 0, counts.sum() / np.maximum(counts, 1) / self.n_classes, 0.0),
                          dtype=torch.float32)  # fmt: skip
         self.net = _torch_net(self.kind, Z.shape[2], self.n_classes)
-        opt = torch.optim.AdamW(self.net.parameters(), lr=3e-3, weight_decay=1e-4)
-        steps = self.epochs * int(np.ceil(len(Z) / 64))
-        sched = torch.optim.lr_scheduler.OneCycleLR(opt, max_lr=3e-3, total_steps=max(steps, 1))
+        opt = torch.optim.AdamW(self.net.parameters(), lr=2e-3, weight_decay=1e-4)
         loss_fn = nn.CrossEntropyLoss(weight=w)
-        self.net.train()
-        for _ in range(self.epochs):
+        has_val = X_val is not None and len(X_val) > 0
+        if has_val:
+            _require_finite(np.asarray(X_val), "X_val")
+            Zv = torch.from_numpy(self._prep(np.asarray(X_val)))
+            yv = torch.from_numpy(np.asarray(y_val, dtype=np.int64))
+            keep = yv < self.n_classes  # a class absent from training cannot be scored by the loss
+            Zv, yv = Zv[keep], yv[keep]
+            has_val = len(yv) > 0
+        best, best_state, best_epoch, bad = np.inf, None, 0, 0
+        epoch = 0
+        for epoch in range(1, self.max_epochs + 1):
+            self.net.train()
             perm = rng.permutation(len(Z))
             for b in range(0, len(Z), 64):
                 idx = torch.from_numpy(perm[b : b + 64])
@@ -288,7 +409,21 @@ class _TorchModel:
                 loss = loss_fn(self.net(Z[idx]), yt[idx])
                 loss.backward()
                 opt.step()
-                sched.step()
+            if not has_val:
+                continue
+            self.net.eval()
+            with torch.no_grad():
+                v = float(loss_fn(self.net(Zv), yv))
+            if v < best - 1e-4:
+                best, best_epoch, bad = v, epoch, 0
+                best_state = {k: t.detach().clone() for k, t in self.net.state_dict().items()}
+            else:
+                bad += 1
+                if bad >= self.patience and epoch >= min(_MIN_EPOCHS, self.max_epochs):
+                    break
+        if best_state is not None:
+            self.net.load_state_dict(best_state)
+        self.info = {"epochs_run": epoch, "best_epoch": best_epoch if has_val else epoch}
         return self
 
     def predict(self, X: np.ndarray) -> np.ndarray:
@@ -296,27 +431,39 @@ class _TorchModel:
 
         self.net.eval()
         with torch.no_grad():
-            Z = torch.from_numpy(self._prep(X))
+            Z = torch.from_numpy(self._prep(np.asarray(X)))
             out = [self.net(Z[b : b + 512]).argmax(1).numpy() for b in range(0, len(Z), 512)]
         return np.concatenate(out) if out else np.zeros(0, dtype=np.int64)
 
 
-def make_model(name: str, seed: int = 0, epochs: int = 20):
-    """A baseline classifier with ``fit(X, y)`` / ``predict(X)`` on windows ``X (n, T, 7)``.
+def make_model(name: str, seed: int = 0, max_epochs: int = 40, patience: int = 6):
+    """A baseline classifier with ``fit(X, y, X_val=None, y_val=None)`` / ``predict(X)`` on windows
+    ``X (n, T, 7)``.
 
-    ``"RF"`` / ``"SVM"``: scikit-learn on :func:`window_features`; ``"LSTM"`` / ``"CNN"``: small torch
-    networks on the standardised sequences average-pooled to 20 s steps (``epochs`` of AdamW,
-    class-weighted cross-entropy).
+    ``"RF"`` / ``"SVM"``: scikit-learn on :func:`window_features` (the SVM picks ``C`` in (1, 10, 100) on
+    the validation windows, then every model is refitted on training + validation); ``"LSTM"`` / ``"CNN"``:
+    small torch networks on the standardised sequences average-pooled to 20 s steps (AdamW,
+    class-weighted cross-entropy), trained until the validation loss has not improved for ``patience``
+    epochs (but at least 10 epochs and at most ``max_epochs``; all ``max_epochs`` without validation
+    windows), keeping the best epoch. The random forest has 100 trees. ``fit`` refuses windows with NaN
+    or infinite values.
     """
     check_in(name, MODELS, "name")
     if name in ("RF", "SVM"):
         return _FeatureModel(name, seed)
-    return _TorchModel(name, seed, check_int(epochs, "epochs", minimum=1))
+    return _TorchModel(
+        name, seed, check_int(max_epochs, "max_epochs", minimum=1), check_int(patience, "patience", minimum=1)
+    )
 
 
 @dataclass
 class TaskResult:
-    """Pooled out-of-fold predictions of one model on one task x chemistry x scenario."""
+    """Pooled out-of-fold predictions of one model on one task x chemistry x scenario (one seed).
+
+    ``y_true``, ``y_pred``, ``vehicle``: one entry per test window; ``f1``: window-level macro-F1;
+    ``vehicle_f1``: macro-F1 of the vehicles' majority votes; ``extra``: per-fold training details
+    (epochs run, best epoch, the SVM's ``C``).
+    """
 
     chemistry: str
     scenario: str
@@ -330,11 +477,34 @@ class TaskResult:
     n_vehicles: int
     seconds: float = 0.0
     extra: dict = field(default_factory=dict)
+    vehicle: np.ndarray | None = None
+    seed: int = 0
 
     def confusion(self) -> np.ndarray:
-        from sklearn.metrics import confusion_matrix
+        return confusion_counts(self.y_true, self.y_pred, self.n_classes)
 
-        return confusion_matrix(self.y_true, self.y_pred, labels=np.arange(self.n_classes))
+    def vehicle_labels(self):
+        """``(vehicles, true label, voted label)`` (see :func:`vehicle_vote`)."""
+        return vehicle_vote(self.vehicle, self.y_true, self.y_pred, self.n_classes)
+
+    @property
+    def vehicle_f1(self) -> float:
+        _, t, p = self.vehicle_labels()
+        return macro_f1(t, p, self.n_classes)
+
+    def per_vehicle_confusion(self, vehicles: np.ndarray | None = None) -> tuple[np.ndarray, np.ndarray]:
+        """``(vehicles, confusion (V, k, k))``: each vehicle's windows' confusion matrix.
+
+        Summing the matrices of a resample of vehicles gives that resample's window-level confusion, so a
+        bootstrap over vehicles needs no re-prediction. ``vehicles`` fixes the order (default: sorted).
+        """
+        k = self.n_classes
+        uniq = np.unique(self.vehicle) if vehicles is None else np.asarray(vehicles)
+        pos = {v: i for i, v in enumerate(uniq)}
+        inv = np.array([pos[v] for v in self.vehicle], dtype=np.int64)
+        out = np.zeros((uniq.shape[0], k * k), dtype=np.int64)
+        np.add.at(out, (inv, self.y_true * k + self.y_pred), 1)
+        return uniq, out.reshape(-1, k, k)
 
 
 def task_labels(ws: WindowSet, task: str) -> tuple[WindowSet, np.ndarray, int]:
@@ -353,13 +523,23 @@ def evaluate_task(
     models=MODELS,
     n_folds: int = 3,
     seed: int = 0,
-    epochs: int = 20,
+    max_epochs: int = 40,
+    patience: int = 6,
+    val_share: float = 0.2,
     chemistry: str = "",
     scenario: str = "",
 ) -> list[TaskResult]:
-    """Grouped (by vehicle), stratified cross-validation of each model; macro-F1 of pooled predictions."""
+    """Grouped (by vehicle), stratified cross-validation of each model; macro-F1 of pooled predictions.
+
+    ``seed`` fixes the vehicle folds, the validation split and the models' initialisation. Within each
+    training fold a stratified ``val_share`` of the vehicles is the validation split (see the module
+    docstring for how each model uses it). Windows with NaN raise ``ValueError``.
+    """
     import time
 
+    _require_finite(ws.X, "ws.X")
+    for m in models:
+        check_in(m, MODELS, "models")
     sub, y, n_classes = task_labels(ws, task)
     if len(sub) == 0:
         return []
@@ -369,14 +549,20 @@ def evaluate_task(
     results = []
     for name in models:
         t0 = time.perf_counter()
-        yt, yp = [], []
+        yt, yp, vv, info = [], [], [], []
         for f in test_folds:
             tr, te = folds != f, folds == f
             if not te.any() or np.unique(y[tr]).shape[0] < 2:
                 continue
-            model = make_model(name, seed=seed + f, epochs=epochs).fit(sub.X[tr], y[tr])
+            val = np.zeros_like(tr)
+            val[tr] = vehicle_holdout(sub.vehicle[tr], strata[tr], val_share, seed + 1000 * f)
+            fit = tr & ~val
+            model = make_model(name, seed=seed + f, max_epochs=max_epochs, patience=patience)
+            model.fit(sub.X[fit], y[fit], sub.X[val], y[val])
             yt.append(y[te])
             yp.append(model.predict(sub.X[te]))
+            vv.append(sub.vehicle[te])
+            info.append(model.info)
         if not yt:
             continue
         yt_a, yp_a = np.concatenate(yt), np.concatenate(yp)
@@ -384,6 +570,101 @@ def evaluate_task(
             TaskResult(
                 chemistry, scenario, task, name, macro_f1(yt_a, yp_a, n_classes), yt_a, yp_a, n_classes,
                 int(yt_a.shape[0]), int(np.unique(sub.vehicle).shape[0]), time.perf_counter() - t0,
+                {"folds": info}, np.concatenate(vv), seed,
             )
         )  # fmt: skip
     return results
+
+
+_JOB_WINDOWS: dict = {}  # windows shared with forked workers (inherited, not pickled)
+
+
+def _run_unit(key, task, model, seed, kwargs) -> list[TaskResult]:
+    import torch
+
+    torch.set_num_threads(1)  # one thread per process: processes, not threads, share the cores
+    chem, scen = key
+    return evaluate_task(
+        _JOB_WINDOWS[key], task, (model,), seed=seed, chemistry=chem, scenario=scen, **kwargs
+    )
+
+
+def benchmark(
+    dataset,
+    chemistries=CHEMISTRIES,
+    scenarios=SCENARIOS,
+    tasks=TASKS,
+    models=MODELS,
+    seeds=(0,),
+    cell_seeds: dict | None = None,
+    n_folds: int = 3,
+    window: int = 128,
+    stride: int = 64,
+    max_epochs: int = 40,
+    patience: int = 6,
+    val_share: float = 0.2,
+    n_jobs: int = 1,
+    progress: bool = False,
+) -> tuple[list[TaskResult], dict[tuple[str, str], WindowSet]]:
+    """The paper's benchmark on a :class:`BatteryDataset`: every chemistry x scenario x task x model x seed.
+
+    ``seeds`` are run on every cell; ``cell_seeds`` maps ``(chemistry, scenario)`` to the seeds of that
+    cell instead (e.g. more seeds where a claim is measured). Jobs (one model, task, cell and seed each)
+    run in ``n_jobs`` forked processes with one torch thread each. Returns the results and the windows of
+    each cell (with their gap reports); a cell or task without windows (e.g. grading without severities)
+    gives no result.
+    """
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+    from multiprocessing import get_context
+
+    from tqdm.auto import tqdm
+
+    n_jobs = check_int(n_jobs, "n_jobs", minimum=1)
+    for c in chemistries:
+        check_in(c, CHEMISTRIES, "chemistries")
+    for t in tasks:
+        check_in(t, TASKS, "tasks")
+    windows = {
+        (c, s): make_windows(dataset, c, s, window, stride) for c in chemistries for s in scenarios
+    }
+    kwargs = dict(n_folds=n_folds, max_epochs=max_epochs, patience=patience, val_share=val_share)
+    jobs = []
+    for key, ws in windows.items():
+        if len(ws) == 0:
+            continue
+        for seed in (cell_seeds or {}).get(key, seeds):
+            for task in tasks:
+                for m in models:
+                    jobs.append((key, task, m, int(seed)))
+    # longest first: the networks on the largest cells
+    jobs.sort(key=lambda j: -len(windows[j[0]]) * (3 if j[2] in ("LSTM", "CNN") else 1))
+    _JOB_WINDOWS.clear()
+    _JOB_WINDOWS.update(windows)
+    results: list[TaskResult] = []
+    disable = not progress or os.environ.get("ICLR26_NO_PROGRESS") == "1"
+    bar = tqdm(total=len(jobs), desc="ch-batterygen: benchmark", disable=disable, leave=False)
+    try:
+        if n_jobs == 1 or len(jobs) <= 1:
+            import torch
+
+            threads = torch.get_num_threads()
+            try:
+                for j in jobs:
+                    results += _run_unit(*j, kwargs)
+                    bar.update()
+            finally:
+                torch.set_num_threads(threads)
+        else:
+            ctx = get_context("fork")
+            with ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), mp_context=ctx) as pool:
+                futs = [pool.submit(_run_unit, *j, kwargs) for j in jobs]
+                for fut in as_completed(futs):
+                    results += fut.result()
+                    bar.update()
+    finally:
+        _JOB_WINDOWS.clear()
+        bar.close()
+    order = {(c, s, t, m): i for i, (c, s, t, m) in enumerate(
+        (c, s, t, m) for t in TASKS for c in CHEMISTRIES for s in SCENARIOS for m in MODELS)}  # fmt: skip
+    results.sort(key=lambda r: (order[(r.chemistry, r.scenario, r.task, r.model)], r.seed))
+    return results, windows

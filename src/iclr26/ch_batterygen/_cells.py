@@ -4,11 +4,20 @@
   open-circuit potentials and the 0 %/100 % stoichiometries that pybamm's electrode-SOH solver finds for
   the cell's voltage window: ``Chen2020`` (NMC811 / graphite-SiOx, LG M50) for NCM, ``Prada2013``
   (LFP / graphite; LFP OCP of Afshar 2017) for LFP -- the LFP curve has the flat ~3.3 V plateau.
-* R0, R1, C1: pybamm's ``ECM_Example`` look-up tables (100 Ah cell; DCIR 1 mOhm at 25 degC, 50 % SOC,
-  quadratic in SOC, Arrhenius in temperature; R0 = 40 %, R1 = 60 % of DCIR; tau = R1 C1 = 30 s) at zero
-  current. The tables are separable, R(T, SOC) = R_ref f(SOC) g(T), which is checked on load; the
-  resistances are scaled by ``100 Ah / capacity`` and C1 by ``capacity / 100 Ah`` (same C-rate
-  behaviour, same tau) for the cell capacity in use.
+* R0, R1, C1: the *shape* of pybamm's ``ECM_Example`` look-up tables (quadratic in SOC, Arrhenius in
+  temperature; R0 = 40 %, R1 = 60 % of the DC resistance; tau = R1 C1 = 30 s) at zero current. The tables
+  are separable, R(T, SOC) = R_ref f(SOC) g(T), which is checked on load. The *level* is per chemistry:
+  R0 and R1 are scaled so that the 10 s, 1C pulse resistance at 50 % SOC and 25 degC,
+  ``R0 + R1 (1 - exp(-10 s / tau))``, equals the one pybamm's SPMe gives for the chemistry's parameter
+  set, capacity-normalised (:data:`PULSE_RESISTANCE_OHM_AH`: ``Chen2020`` 0.1451 Ohm Ah, ``Prada2013``
+  0.0713 Ohm Ah; a test recomputes both); the resistances are then divided by the cell capacity in use.
+  The ``Prada2013`` cell is an A123 power cell, so the LFP level is on the low side for an energy cell;
+  the ratio (LFP about half of NCM per Ah) is what the generator takes from it.
+* Heat capacity per Ah (:data:`HEAT_CAPACITY_J_K_AH`): cell mass per Ah times a specific heat of
+  1.0 (NCM) / 1.1 (LFP) J/(g K), with the mass per Ah of typical prismatic EV cells (specific energy about
+  240 Wh/kg at 3.65 V for NCM, 170 Wh/kg at 3.2 V for LFP: 15 and 19 g/Ah). pybamm's ``Chen2020`` layer
+  densities and heat capacities give 8.5 J/(K Ah) for its 18650 jelly roll alone (no can), the same order;
+  ``Prada2013`` has no thermal parameters. These are our documented choices, not fitted values.
 """
 
 from __future__ import annotations
@@ -22,6 +31,12 @@ import numpy as np
 from ._schema import CHEMISTRIES
 
 _ECM_REF_CAPACITY_AH = 100.0
+_PULSE_S = 10.0
+#: 10 s, 1C discharge pulse resistance x nominal capacity (Ohm Ah) at 50 % SOC, 25 degC, from pybamm's SPMe
+#: with the chemistry's parameter set (see :func:`pulse_resistance_from_pybamm`).
+PULSE_RESISTANCE_OHM_AH = {"NCM": 0.1451, "LFP": 0.0713}
+#: Cell heat capacity per Ah of capacity (J/(K Ah)); see the module docstring for the derivation.
+HEAT_CAPACITY_J_K_AH = {"NCM": 15.0, "LFP": 21.0}
 
 
 @dataclass(frozen=True)
@@ -37,6 +52,7 @@ class ChemistryParameters:
     r_temp_grid_c, r_temp_factor: the temperature factor g(T) (1 at 25 degC), T in degC.
     r0_ref_100ah, r1_ref_100ah: R0 and R1 at 25 degC, 50 % SOC for a 100 Ah cell (Ohm).
     tau1_s: R1 C1 (s).
+    heat_capacity_j_k_ah: the cell's heat capacity per Ah (J/K/Ah).
     """
 
     name: str
@@ -51,6 +67,7 @@ class ChemistryParameters:
     r0_ref_100ah: float
     r1_ref_100ah: float
     tau1_s: float
+    heat_capacity_j_k_ah: float
 
     def ocv_at(self, soc: np.ndarray) -> np.ndarray:
         return np.interp(soc, self.soc_grid, self.ocv)
@@ -128,6 +145,9 @@ def chemistry_parameters(chemistry: str) -> ChemistryParameters:
         raise ValueError(f"chemistry must be one of {CHEMISTRIES}, got {chemistry!r}")
     soc, ocv, v_min, v_max = _ocv_table(chemistry)
     ecm = _ecm_tables()
+    r0, r1, tau = float(ecm["r0_ref"]), float(ecm["r1_ref"]), float(ecm["tau"])
+    pulse_100ah = (r0 + r1 * (1.0 - np.exp(-_PULSE_S / tau))) * _ECM_REF_CAPACITY_AH
+    scale = PULSE_RESISTANCE_OHM_AH[chemistry] / pulse_100ah
     return ChemistryParameters(
         name=chemistry,
         soc_grid=soc,
@@ -138,7 +158,29 @@ def chemistry_parameters(chemistry: str) -> ChemistryParameters:
         r_soc_factor=np.asarray(ecm["f_soc"]),
         r_temp_grid_c=np.asarray(ecm["r0_T"]),
         r_temp_factor=np.asarray(ecm["g_t"]),
-        r0_ref_100ah=float(ecm["r0_ref"]),
-        r1_ref_100ah=float(ecm["r1_ref"]),
-        tau1_s=float(ecm["tau"]),
+        r0_ref_100ah=r0 * scale,
+        r1_ref_100ah=r1 * scale,
+        tau1_s=tau,
+        heat_capacity_j_k_ah=HEAT_CAPACITY_J_K_AH[chemistry],
     )
+
+
+def pulse_resistance_from_pybamm(chemistry: str) -> float:
+    """The 10 s, 1C discharge pulse resistance x capacity (Ohm Ah) of pybamm's SPMe for ``chemistry``'s
+    parameter set (``Chen2020`` / ``Prada2013``), from 50 % SOC after a 60 s rest, at 25 degC.
+
+    Takes a few seconds; the constants in :data:`PULSE_RESISTANCE_OHM_AH` are its results.
+    """
+    import pybamm
+
+    if chemistry not in CHEMISTRIES:
+        raise ValueError(f"chemistry must be one of {CHEMISTRIES}, got {chemistry!r}")
+    pv = pybamm.ParameterValues(_PYBAMM_SET[chemistry])
+    q = float(pv["Nominal cell capacity [A.h]"])
+    exp = pybamm.Experiment(["Rest for 60 seconds", "Discharge at 1C for 10 seconds"], period="1 second")
+    sim = pybamm.Simulation(pybamm.lithium_ion.SPMe(), parameter_values=pv, experiment=exp)
+    sol = sim.solve(initial_soc=0.5)
+    v_rest = float(sol.cycles[0]["Voltage [V]"].entries[-1])
+    v_end = float(sol.cycles[1]["Voltage [V]"].entries[-1])
+    current = float(sol.cycles[1]["Current [A]"].entries[-1])
+    return (v_rest - v_end) / current * q

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 from concurrent.futures import ProcessPoolExecutor, as_completed
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -107,6 +107,8 @@ def fault_label(spec: VehicleSpec, fault_cell: int | None, fault_value: float | 
         "fault_unit": unit,
         "n_cells": int(spec.n_cells),
         "capacity_ah": float(spec.capacity_ah),
+        "n_cycles": int(spec.n_cycles),
+        "seed": int(spec.seed),
     }
 
 
@@ -141,7 +143,7 @@ def build_pack(
         r0_ohm=r0,
         r1_ohm=r1,
         leak_a=leak,
-        cth_cell=np.full(n, 18.0 * q),
+        cth_cell=np.full(n, chem.heat_capacity_j_k_ah * q),
         cth_jig=np.full(n, 10.0 * q),
         k_cell_jig=k_cj,
         k_jig_air=np.full(n, 0.02 * q),
@@ -202,8 +204,9 @@ def _drive_session(params, state, rng, chem, t_amb, target_drop, record_every) -
         dur = rng.uniform(8.0, 40.0) * 60.0
         cur = drive_current(rng, dur, _DRIVE_DT, params.nominal_capacity_ah, aggressiveness)
         tr = run_current(
-            params, state, cur, _DRIVE_DT, t_amb, record_every, stop_cell_v=stop_v, stop_soc=0.08
-        )
+            params, state, cur, _DRIVE_DT, t_amb, record_every, stop_cell_v=stop_v, stop_soc=0.08,
+            v_max=chem.v_max,
+        )  # fmt: skip
         parts.append(tr)
         low = state.soc.min() < 0.1 or len(tr) < int(np.ceil(cur.shape[0] / record_every))
         if low or start - state.soc.mean() >= target_drop:
@@ -341,6 +344,54 @@ def _work(spec: VehicleSpec, chem: ChemistryParameters, root: str | None, fmt: s
     return {"label": data.label, "rows": rows, "segments": len(data.segments)}
 
 
+_SPEC_FIELDS = ("category", "severity", "n_cells", "capacity_ah", "n_cycles", "seed")
+
+
+def _done_vehicles(root: Path, specs: list[VehicleSpec], fmt: str) -> dict[tuple[str, str], dict]:
+    """Label rows of ``specs`` already generated under ``root`` (a previous, possibly interrupted, run).
+
+    A vehicle counts as done when its label row is in ``faults_details.csv`` (written only after all its
+    segment files) and its segment files exist. A row that disagrees with its spec means ``root`` holds
+    another fleet: ``ValueError``.
+    """
+    from ._io import load_labels
+    from ._schema import LABEL_FILE, segment_filename
+
+    if not (root / LABEL_FILE).is_file():
+        return {}
+    table = load_labels(root / LABEL_FILE)
+    missing = [c for c in ("chemistry", *_SPEC_FIELDS) if c not in table.columns]
+    if missing:
+        raise ValueError(
+            f"{str(root / LABEL_FILE)!r} was not written by this generator (no columns {missing}); "
+            "generate into an empty folder"
+        )
+    rows = {(r["chemistry"], r["vin"]): r for r in table.to_dict("records")}
+    done = {}
+    for s in specs:
+        r = rows.get((s.chemistry, s.vin))
+        if r is None:
+            continue
+        same = all(
+            (float(r[f]) == float(getattr(s, f))) if f != "category" else r[f] == s.category
+            for f in _SPEC_FIELDS
+        )
+        if not same:
+            raise ValueError(
+                f"{str(root)!r} already holds vehicle {s.chemistry}/{s.vin} generated from another spec "
+                f"(seed, fault or pack differ); generate into an empty folder or with the same settings"
+            )
+        folder = root / s.chemistry / s.category / s.vin
+        files = [folder / segment_filename(s.vin, sc, k, fmt) for k in range(1, s.n_cycles + 1)
+                 for sc in ("discharge", "charge")]  # fmt: skip
+        if all(f.is_file() for f in files):
+            r = dict(r)
+            for k in ("severity", "fault_cell_id", "n_cells", "n_cycles", "seed"):
+                r[k] = int(r[k])
+            done[(s.chemistry, s.vin)] = r
+    return done
+
+
 def generate_fleet(
     specs: list[VehicleSpec],
     root: str | os.PathLike | None = None,
@@ -351,8 +402,11 @@ def generate_fleet(
 ):
     """Generate ``specs`` in parallel over vehicles (a process pool, ``n_jobs`` workers, default all cores).
 
-    With ``root`` the files are written in the release layout (see :func:`write_vehicle`) plus the
-    label table ``faults_details.csv``, and the label rows are returned; without ``root`` the
+    With ``root`` the files are written in the release layout (see :func:`write_vehicle`) and the label
+    table ``faults_details.csv`` is rewritten (atomically) as each vehicle finishes, so an interrupted
+    generation resumes: vehicles already in the table (with their files) are not generated again, and
+    a table from a different fleet is refused. Returns one dict per spec (``label``, ``rows``,
+    ``segments``; ``rows`` is ``None`` for a vehicle found done). Without ``root`` the
     :class:`VehicleData` objects are returned (in ``specs`` order either way).
     """
     from tqdm.auto import tqdm
@@ -362,29 +416,43 @@ def generate_fleet(
     if fmt not in ("csv", "parquet"):
         raise ValueError(f"fmt must be 'csv' or 'parquet', got {fmt!r}")
     specs = list(specs)
+    keys = [(s.chemistry, s.vin) for s in specs]
+    if len(set(keys)) != len(keys):
+        raise ValueError("specs must not repeat a (chemistry, vin)")
     chems = {c: chemistry_parameters(c) for c in sorted({s.chemistry for s in specs})}
     n_jobs = int(n_jobs or os.cpu_count() or 1)
     root_s = None if root is None else str(Path(root))
     results: list = [None] * len(specs)
+    done: dict = {}
+    if root is not None:
+        Path(root).mkdir(parents=True, exist_ok=True)
+        done = _done_vehicles(Path(root), specs, fmt)
+    labels = dict(done)
+    todo = []
+    for i, s in enumerate(specs):
+        if (s.chemistry, s.vin) in done:
+            results[i] = {"label": done[(s.chemistry, s.vin)], "rows": None, "segments": 2 * s.n_cycles}
+        else:
+            todo.append(i)
     disable = not progress or os.environ.get("ICLR26_NO_PROGRESS") == "1"
-    bar = tqdm(total=len(specs), desc=desc, disable=disable, leave=False)
-    if n_jobs == 1 or len(specs) == 1:
-        for i, s in enumerate(specs):
-            results[i] = _work(s, chems[s.chemistry], root_s, fmt)
-            bar.update()
+    bar = tqdm(total=len(specs), initial=len(specs) - len(todo), desc=desc, disable=disable, leave=False)
+
+    def finished(i: int, out) -> None:
+        results[i] = out
+        if root is not None:
+            labels[keys[i]] = out["label"]
+            write_labels(root, list(labels.values()))
+        bar.update()
+
+    if n_jobs == 1 or len(todo) <= 1:
+        for i in todo:
+            finished(i, _work(specs[i], chems[specs[i].chemistry], root_s, fmt))
     else:
         with ProcessPoolExecutor(max_workers=n_jobs) as pool:
-            futs = {pool.submit(_work, s, chems[s.chemistry], root_s, fmt): i for i, s in enumerate(specs)}
+            futs = {pool.submit(_work, specs[i], chems[specs[i].chemistry], root_s, fmt): i for i in todo}
             for fut in as_completed(futs):
-                results[futs[fut]] = fut.result()
-                bar.update()
+                finished(futs[fut], fut.result())
     bar.close()
-    if root is None:
-        return results
-    labels = [r["label"] for r in results]
-    write_labels(root, labels)
+    if root is not None and not todo:
+        write_labels(root, list(labels.values()))
     return results
-
-
-def spec_dict(spec: VehicleSpec) -> dict:
-    return asdict(spec)

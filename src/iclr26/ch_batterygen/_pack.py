@@ -127,7 +127,7 @@ class Trace:
 
 
 class _Recorder:
-    def __init__(self, n_cells: int, capacity: int = 1024):
+    def __init__(self, n_cells: int):
         self.n = n_cells
         self._t: list[float] = []
         self._i: list[float] = []
@@ -177,6 +177,48 @@ def _advance(params: PackParameters, state: PackState, current: float, dt: float
     state.time_s += dt
 
 
+def charge_limit(
+    params: PackParameters, state: PackState, fac: np.ndarray, v_limit: float, dt: float, i_max: float
+) -> float:
+    """The largest charging current magnitude (<= ``i_max``) that keeps every cell at or below ``v_limit``.
+
+    Held over the next ``dt`` seconds, the current must respect the limit both now (``OCV + I R0 + V1``)
+    and at the end of the step, when the RC overpotential has grown and the SOC risen:
+    ``OCV_i(SOC_i + I dt / (3600 Q_i)) + a V1_i + I (R0_i + R1_i (1 - a)) <= v_limit`` with
+    ``a = exp(-dt/tau)``. The end-of-step condition is solved by a few secant-slope iterations on the OCV
+    and then checked exactly (a bisection cuts the current if the check fails). Without it a 10 s
+    controller overshoots the limit (16-24 mV seen for LFP at the end of CV).
+    """
+    if i_max <= 0:
+        return 0.0
+    chem = params.chemistry
+    ocv = chem.ocv_at(state.soc)
+    r0 = params.r0_ohm * fac
+    r_end = r0 + params.r1_ohm * fac * (1.0 - float(np.exp(-dt / chem.tau1_s)))
+    a_v1 = float(np.exp(-dt / chem.tau1_s)) * state.v1
+    per_a = dt / (3600.0 * params.capacity_ah)  # SOC per ampere over the step
+
+    def v_end(i: float) -> np.ndarray:
+        return chem.ocv_at(np.minimum(state.soc + i * per_a, 1.0)) + a_v1 + i * r_end
+
+    now = float(np.min((v_limit - ocv - state.v1) / r0))
+    cap = min(i_max, max(now, 0.0))
+    if cap <= 0.0 or v_end(cap).max() <= v_limit:
+        return cap
+    i = cap
+    for _ in range(4):  # secant slope of the OCV over the step the current makes
+        d = np.maximum(i * per_a, 1e-12)
+        slope = (chem.ocv_at(np.minimum(state.soc + d, 1.0)) - ocv) / d
+        i = min(cap, max(float(np.min((v_limit - ocv - a_v1) / (r_end + slope * per_a))), 0.0))
+    lo, hi = 0.0, i
+    if v_end(hi).max() > v_limit:
+        for _ in range(30):
+            mid = 0.5 * (lo + hi)
+            lo, hi = (mid, hi) if v_end(mid).max() <= v_limit else (lo, mid)
+        return lo
+    return i
+
+
 def run_current(
     params: PackParameters,
     state: PackState,
@@ -186,12 +228,17 @@ def run_current(
     record_every: int = 1,
     stop_cell_v: float | None = None,
     stop_soc: float | None = None,
+    v_max: float | None = None,
 ) -> Trace:
-    """Apply a prescribed pack current ``current[k]`` (A, + = discharge) for ``dt`` s each; mutate ``state``.
+    """Apply a requested pack current ``current[k]`` (A, + = discharge) for ``dt`` s each; mutate ``state``.
 
     A sample (time, current, cell voltages under that current, temperatures, SOCs) is recorded at the
     start of every ``record_every``-th step. Stops early (after recording) when the lowest cell voltage
-    falls below ``stop_cell_v`` or the lowest cell SOC below ``stop_soc``.
+    falls below ``stop_cell_v`` or the lowest cell SOC below ``stop_soc``. With ``v_max`` a charging
+    (regenerative, < 0) current is derated as a BMS does near full charge: its magnitude is cut to the
+    largest that keeps every cell terminal voltage at or below ``v_max`` over the step (see
+    :func:`charge_limit`; the rest of the braking goes to the friction brakes); the recorded current is
+    the one applied.
     """
     chem = params.chemistry
     rec = _Recorder(params.n_cells)
@@ -199,6 +246,8 @@ def run_current(
     for k in range(current.shape[0]):
         i_k = float(current[k])
         fac = chem.resistance_factor(state.soc, state.t_cell)
+        if v_max is not None and i_k < 0.0:
+            i_k = -charge_limit(params, state, fac, v_max, dt, -i_k)
         if k % record_every == 0:
             v = chem.ocv_at(state.soc) - i_k * params.r0_ohm * fac + state.v1
             rec.add(state.time_s, i_k, v, state.t_cell, state.soc)
@@ -226,7 +275,7 @@ def run_cccv(
 
     Constant current ``i_cc`` (A, > 0; applied as ``-i_cc``) until the highest cell terminal voltage
     reaches ``v_cv``; then the current is the largest (<= ``i_cc``) that keeps every cell at or below
-    ``v_cv``: ``|I| = min_i (v_cv - OCV_i - V1_i) / R0_i``. Ends when ``|I| < i_cut``, after
+    ``v_cv`` now and at the end of the step (:func:`charge_limit`). Ends when ``|I| < i_cut``, after
     ``max_time_s`` or when the mean cell SOC reaches ``stop_mean_soc`` (the driver unplugs).
     """
     if i_cc <= 0 or i_cut <= 0:
@@ -238,8 +287,7 @@ def run_cccv(
         fac = chem.resistance_factor(state.soc, state.t_cell)
         ocv = chem.ocv_at(state.soc)
         r0 = params.r0_ohm * fac
-        headroom = float(np.min((v_cv - ocv - state.v1) / r0))
-        i_mag = min(i_cc, max(headroom, 0.0))
+        i_mag = charge_limit(params, state, fac, v_cv, dt, i_cc)
         done = i_mag < i_cut or (stop_mean_soc is not None and state.soc.mean() >= stop_mean_soc)
         if k % record_every == 0 or done:
             rec.add(state.time_s, -i_mag, ocv + i_mag * r0 + state.v1, state.t_cell, state.soc)
@@ -267,14 +315,25 @@ def park(params: PackParameters, state: PackState, duration_s: float, t_amb: flo
 
 
 def concat_traces(traces: list[Trace]) -> Trace:
-    """Join consecutive traces of one recorded segment."""
+    """Join consecutive traces of one recorded segment.
+
+    A trace that stopped early (``run_current``'s stop conditions) ends with a sample at the time the
+    next one starts; a sample not later than the previous trace's last one is dropped, so time strictly
+    increases.
+    """
     traces = [t for t in traces if len(t)]
     if not traces:
         raise ValueError("no samples to concatenate")
+    parts = [traces[0]]
+    for t in traces[1:]:
+        keep = t.time_s > parts[-1].time_s[-1] + 1e-9
+        if keep.any():
+            k = keep
+            parts.append(Trace(t.time_s[k], t.current_a[k], t.cell_v[k], t.cell_t[k], t.cell_soc[k]))
     return Trace(
-        np.concatenate([t.time_s for t in traces]),
-        np.concatenate([t.current_a for t in traces]),
-        np.vstack([t.cell_v for t in traces]),
-        np.vstack([t.cell_t for t in traces]),
-        np.vstack([t.cell_soc for t in traces]),
+        np.concatenate([t.time_s for t in parts]),
+        np.concatenate([t.current_a for t in parts]),
+        np.vstack([t.cell_v for t in parts]),
+        np.vstack([t.cell_t for t in parts]),
+        np.vstack([t.cell_soc for t in parts]),
     )

@@ -17,18 +17,19 @@ column                    meaning                                        unit   
 ``VOLT_1`` .. ``VOLT_N``  cell voltage n                                 V       0.001
 ========================  =============================================  ======  =========
 
-Layout (as used by users of the release): ``ROOT/<LFP|NCM>/<category>/<vin>/<vin>_<charge|discharge>_<k>.csv``
+Layout (the release's README does not spell it out; this is the layout of the v1.0 download as its users
+describe it, e.g. the loaders in ``sapiyihao/soc-sohANDfaultFORCH-BatteryGen``, 19,478 CSV files of 1,000
+vehicles): ``ROOT/<LFP|NCM>/<category>/<vin>/<vin>_<charge|discharge>_<k>.csv``
 with ``category`` in ``normal, low_capacity, high_resistance, self_discharge``; sampling about 10 s;
 ``SUM_CURRENT < 0`` while charging, ``> 0`` while discharging. Per-vehicle fault details (severity, fault
 cell id, fault value) are released as a table (``faults details - LFP batteries.xlsx``); our generator
-writes the same fields as ``faults_details.csv`` at the root.
+writes the same fields (plus the chemistry, the pack and the generator's seed) as ``faults_details.csv``
+at the root.
 """
 
 from __future__ import annotations
 
 import re
-
-import numpy as np
 
 CHEMISTRIES = ("LFP", "NCM")
 #: Fault classes in the order used for integer labels (normal first).
@@ -74,6 +75,8 @@ LABEL_COLUMNS = (
     "fault_unit",
     "n_cells",
     "capacity_ah",
+    "n_cycles",
+    "seed",
 )
 LABEL_FILE = "faults_details.csv"
 
@@ -111,8 +114,3 @@ def parse_segment_filename(name: str) -> tuple[str, str, int] | None:
     if m is None:
         return None
     return m.group("vin"), m.group("scenario"), int(m.group("k"))
-
-
-def quantise(values: np.ndarray, decimals: int) -> np.ndarray:
-    """Round to the release precision (``decimals`` places)."""
-    return np.round(np.asarray(values, dtype=np.float64), decimals)
