@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib
 import os
 import sys
 import tempfile
@@ -29,8 +30,6 @@ app = typer.Typer(
 )
 console = Console()
 err_console = Console(stderr=True)
-app.add_typer(__import__("iclr26.m3_irt.cli", fromlist=["app"]).app, name="m3-irt")  # system sub-commands
-app.add_typer(__import__("iclr26.ch_batterygen.cli", fromlist=["app"]).app)  # iclr26 ch-batterygen ...
 
 
 class UserError(Exception):
@@ -345,11 +344,30 @@ def report_command(
     console.print(f"report: {md} and {page}")
 
 
-app.add_typer(__import__("iclr26.sandbox.cli", fromlist=["app"]).app, name="sandbox")  # iclr26 sandbox doctor
+#: Sub-command groups that live in other packages (``iclr26 m3-irt fit``, ``iclr26 sandbox doctor``, ...).
+#: They are imported only when asked for, or for the top-level help, so ``iclr26 list`` stays fast
+#: (importing a system package can pull in scikit-learn, torch or pybamm).
+SUB_APPS = {
+    "m3-irt": "iclr26.m3_irt.cli",
+    "ch-batterygen": "iclr26.ch_batterygen.cli",
+    "sandbox": "iclr26.sandbox.cli",
+}
+_registered: set[str] = set()
+
+
+def _register_sub_apps(argv: list[str]) -> None:
+    words = [a for a in argv if not a.startswith("-")]
+    wanted = [words[0]] if words and words[0] in SUB_APPS else ([] if words else list(SUB_APPS))
+    for name in wanted:
+        if name not in _registered:
+            sub = importlib.import_module(SUB_APPS[name]).app
+            app.add_typer(sub, name=name)
+            _registered.add(name)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Entry point: usage errors and user errors become one line on stderr and exit code 2."""
+    _register_sub_apps(list(sys.argv[1:] if argv is None else argv))
     command = typer.main.get_command(app)
     try:
         # Without standalone mode, a command that raises typer.Exit(n) makes main() *return* n.
