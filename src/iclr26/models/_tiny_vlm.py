@@ -67,8 +67,8 @@ class TinyVLMConfig:
     """How the front end is trained (every field is part of the cache key)."""
 
     image_size: int = 64
-    n_train: int = 6000
-    epochs: int = 12
+    n_train: int = 4000
+    epochs: int = 10
     batch_size: int = 64
     lr: float = 1e-3
     seed: int = 0
