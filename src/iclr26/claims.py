@@ -212,7 +212,8 @@ class Result:
     ``claims`` are checked claims; ``metrics`` is free JSON-serialisable numbers; ``tables`` maps a
     table name to a list of row dicts (printed and reported); ``artifacts`` are file names (plots)
     relative to the run's output folder, filled in by :class:`iclr26.runtime.RunContext`.
-    The runner fills the provenance fields (slug, seed, scale, timings, versions, config hash).
+    The runner fills the provenance fields (slug, seed, scale, timings, versions, config hash, and
+    ``finished``, the UTC time the run ended as ISO 8601).
     """
 
     claims: list[Claim]
@@ -226,6 +227,7 @@ class Result:
     config_hash: str = ""
     seconds: float | None = None
     versions: dict[str, str] = field(default_factory=dict)
+    finished: str = ""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -235,6 +237,7 @@ class Result:
             "config_hash": self.config_hash,
             "seconds": self.seconds,
             "versions": self.versions,
+            "finished": self.finished,
             "claims": [c.to_dict() for c in self.claims],
             "metrics": _jsonable(self.metrics),
             "tables": _jsonable(self.tables),
@@ -256,6 +259,7 @@ class Result:
             config_hash=d.get("config_hash", ""),
             seconds=d.get("seconds"),
             versions=d.get("versions", {}),
+            finished=d.get("finished", ""),
         )
 
 

@@ -333,12 +333,31 @@ def sweep_command(
 @app.command("report")
 def report_command(
     results_dir: Annotated[Path, typer.Argument(help="A results folder written by run/reproduce.")],
+    docs: Annotated[
+        Path | None,
+        typer.Option(help="Also rewrite the measured block of DOCS/<slug>.md from these results."),
+    ] = None,
+    check: Annotated[
+        bool, typer.Option(help="With --docs: write nothing, exit 1 if a page differs from the results.")
+    ] = False,
 ) -> None:
     """Write DIR/report.md and a self-contained DIR/report.html from stored results."""
-    from .report import write_report
+    from .report import sync_docs, write_report
 
     if not results_dir.is_dir():
         raise UserError(f"results folder {str(results_dir)!r} does not exist")
+    if check and docs is None:
+        raise UserError("--check needs --docs DOCS")
+    if docs is not None and not docs.is_dir():
+        raise UserError(f"--docs: folder {str(docs)!r} does not exist")
+    if docs is not None:
+        status = sync_docs(results_dir, docs, check=check)
+        for slug, what in status.items():
+            console.print(f"{slug}: {'differs' if check and what == 'updated' else what}")
+        if check:
+            if "updated" in status.values():
+                raise typer.Exit(1)
+            return
     _ensure_writable(results_dir)
     md, page = write_report(results_dir)
     console.print(f"report: {md} and {page}")

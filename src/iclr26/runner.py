@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import dataclasses
+import datetime as dt
 import inspect
 import multiprocessing
 import platform
@@ -89,6 +90,7 @@ def run_system(
     if options:
         result.metrics["run_options"] = dict(options)
     result.versions = environment_versions()
+    result.finished = dt.datetime.now(dt.UTC).isoformat(timespec="seconds")
     result.artifacts = list(dict.fromkeys([*ctx.artifacts, *result.artifacts]))
     save_result(out_dir, result)
     return result

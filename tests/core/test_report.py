@@ -88,3 +88,47 @@ def test_front_page_lists_all_38_with_budget_and_links(tmp_path):
     assert "budget 45 s, OVER BUDGET" in md and "the 45 s budget is for scale small" in md
     assert page.count("<tr>") >= 38 and f"href='{link}'" in page and "href='#disco'" in page
     assert '<td class="bad">50 (over budget)</td>' in page
+
+
+def test_docs_block_is_rewritten_from_the_stored_run_and_only_there(tmp_path):
+    from iclr26.report import DOCS_BEGIN, DOCS_END, sync_docs
+
+    results, docs = tmp_path / "out", tmp_path / "docs"
+    docs.mkdir()
+    result = _small_result("disco", 2.0)
+    result.finished = "2026-12-03T17:00:00+00:00"
+    save_result(results, result)
+    page = docs / "disco.md"
+    page.write_text(f"# disco\n\nintro\n\n{DOCS_BEGIN}\nold numbers\n{DOCS_END}\n\n## After\n\nkept\n")
+    assert sync_docs(results, docs, check=True) == {"disco": "updated"}
+    assert "old numbers" in page.read_text()  # check writes nothing
+    assert sync_docs(results, docs) == {"disco": "updated"}
+    text = page.read_text()
+    assert "old numbers" not in text and "intro" in text and "## After\n\nkept" in text
+    assert "| a count | — | 3 | exact |" in text and "finished 2026-12-03T17:00:00+00:00" in text
+    assert "scale small, seed 0, 2 s (budget 45 s)" in text
+    assert sync_docs(results, docs) == {"disco": "unchanged"}
+    # a page without the markers gets the generated section appended; a system without a page is named
+    save_result(results, _small_result("icym2i", 1.0))
+    (docs / "icym2i.md").write_text("# icym2i\n")
+    status = sync_docs(results, docs)
+    assert status == {"disco": "unchanged", "icym2i": "updated"}
+    assert (docs / "icym2i.md").read_text().count(DOCS_BEGIN) == 1
+    (docs / "icym2i.md").unlink()
+    assert sync_docs(results, docs)["icym2i"] == "no page"
+
+
+def test_report_cli_checks_docs_against_results(tmp_path):
+    from typer.testing import CliRunner
+
+    from iclr26.cli import app
+
+    results, docs = tmp_path / "out", tmp_path / "docs"
+    docs.mkdir()
+    save_result(results, _small_result("disco", 2.0))
+    (docs / "disco.md").write_text("# disco\n")
+    runner = CliRunner()
+    assert runner.invoke(app, ["report", str(results), "--docs", str(docs), "--check"]).exit_code == 1
+    assert runner.invoke(app, ["report", str(results), "--docs", str(docs)]).exit_code == 0
+    assert runner.invoke(app, ["report", str(results), "--docs", str(docs), "--check"]).exit_code == 0
+    assert (results / "report.md").is_file()
