@@ -40,17 +40,35 @@ PROGRAMS = {
 }
 
 
-def _live_sandbox_processes(wait: float = 3.0) -> list[str]:
-    """Processes of the sandbox's uids (root: one fresh uid per run, from SANDBOX_UID_BASE) that are not
-    zombies (init reaps the killed bomb's orphans in its own time)."""
+def _live_processes_of(uids: set[int], wait: float = 3.0) -> list[str]:
+    """Processes of ``uids`` (root: one fresh uid per run) that are not zombies (init reaps the killed bomb's
+    orphans in its own time). Only the test's own runs' uids: other sandbox users on the machine (another
+    test session, a benchmark) have uids of the same range."""
     deadline = time.monotonic() + wait  # killed processes may take a moment to finish exiting
     while True:
         r = subprocess.run(["ps", "-e", "-o", "uid=,stat=,pid=,cmd="], capture_output=True, text=True)
         rows = [ln.split(None, 3) for ln in r.stdout.splitlines() if ln.strip()]
-        live = [" ".join(x) for x in rows if int(x[0]) >= SANDBOX_UID_BASE and not x[1].startswith("Z")]
+        live = [" ".join(x) for x in rows if int(x[0]) in uids and not x[1].startswith("Z")]
         if not live or time.monotonic() > deadline:
             return live
         time.sleep(0.1)
+
+
+@pytest.fixture
+def run_uids(monkeypatch):
+    """The uids the sandbox draws for this test's runs (as root)."""
+    from iclr26.sandbox import _sandbox
+
+    drawn: set[int] = set()
+    draw = _sandbox.fresh_uid
+
+    def recording_fresh_uid() -> int:
+        uid = draw()
+        drawn.add(uid)
+        return uid
+
+    monkeypatch.setattr(_sandbox, "fresh_uid", recording_fresh_uid)
+    return drawn
 
 
 @pytest.mark.parametrize("lang", LANGS)
@@ -62,17 +80,18 @@ def test_infinite_loop_times_out(sandbox, need, lang):
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_fork_bomb_is_bounded_and_cleaned_up(sandbox, need, lang):
+def test_fork_bomb_is_bounded_and_cleaned_up(sandbox, need, run_uids, lang):
     need(lang)
     r = sandbox.run(PROGRAMS["fork"][lang], lang)
     assert r.status == "timeout", r
     assert r.wall_time <= LIMITS["time_limit"] + SLACK
     if os.getuid() == 0:  # every process the bomb made is gone
-        assert _live_sandbox_processes() == []
+        assert run_uids and all(uid >= SANDBOX_UID_BASE for uid in run_uids)
+        assert _live_processes_of(run_uids) == []
 
 
 @pytest.mark.parametrize("lang", LANGS)
-def test_fork_bomb_without_a_cgroup_is_bounded_by_rlimit_nproc(need, lang):
+def test_fork_bomb_without_a_cgroup_is_bounded_by_rlimit_nproc(need, run_uids, lang):
     need(lang)
     from iclr26.sandbox import Sandbox
 
@@ -82,7 +101,7 @@ def test_fork_bomb_without_a_cgroup_is_bounded_by_rlimit_nproc(need, lang):
     assert r.status == "timeout", r
     assert r.wall_time <= LIMITS["time_limit"] + SLACK
     if os.getuid() == 0:
-        assert _live_sandbox_processes() == []
+        assert run_uids and _live_processes_of(run_uids) == []
 
 
 @pytest.mark.parametrize("lang", LANGS)
