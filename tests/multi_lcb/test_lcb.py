@@ -85,6 +85,7 @@ def test_grade_stdio_rules():
     ok, msg = grade_stdio("yes", "no")
     assert not ok and msg.startswith("Wrong answer at output_line_idx=0")
     assert not grade_stdio("1 2", "1 2 3")[0]
+    assert not grade_stdio("sNaN", "1")[0]  # LCB's Decimal comparison raises here
     with pytest.raises(ValueError, match="prediction"):
         grade_stdio(3, "3")
 

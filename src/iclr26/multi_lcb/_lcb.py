@@ -205,7 +205,8 @@ def grade_stdio(prediction: str, expected: str) -> tuple[bool, str]:
 
     Both texts are stripped and split on newlines, each line stripped; the line counts must agree; each
     line must be equal as text, or parse into whitespace-separated ``Decimal`` tokens that are equal as
-    lists. The message is LCB's wrong-answer message ("" when passed).
+    lists. The message is LCB's wrong-answer message ("" when passed). One departure: a line holding
+    a signalling NaN (``sNaN``), on which LCB's ``Decimal`` comparison raises, is a wrong answer here.
     """
     for name, v in (("prediction", prediction), ("expected", expected)):
         if not isinstance(v, str):
@@ -217,7 +218,11 @@ def grade_stdio(prediction: str, expected: str) -> tuple[bool, str]:
         if g == w:
             continue
         dg, dw = _decimals(g), _decimals(w)
-        if dg is None or dw is None or dg != dw:
+        try:
+            same = dg is not None and dw is not None and dg == dw
+        except InvalidOperation:  # signalling NaN ("sNaN"): LCB's comparison raises here; ours says WA
+            same = False
+        if not same:
             return False, f"Wrong answer at output_line_idx={idx}: {g[:300]} != {w[:300]}"
     return True, ""
 
