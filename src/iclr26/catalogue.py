@@ -228,8 +228,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "LiveCodeBench extended to many programming languages, contamination-aware by release date.",
         budget_s=300.0,
-        budget_reason="compiles 60 reference programs in 12 languages (the Kotlin and Scala compilers take "
-        "3 s each), runs 40 HumanEval problems twice and SmolLM2 on 96 prompts",
+        budget_reason="compiles 36 reference programs in 12 languages (the Kotlin and Scala compilers take "
+        "3 s each), runs 40 HumanEval problems twice and SmolLM2 on 36 prompts of ~300 tokens",
     ),
     _E(
         "fedtdp",
