@@ -225,8 +225,12 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "multi-lcb",
         "LLM evaluation",
-        "planned",
+        "partial",
         "LiveCodeBench extended to many programming languages, contamination-aware by release date.",
+        budget_s=400.0,
+        budget_reason="compiles 36 reference programs in 12 languages (the Kotlin and Scala compilers take "
+        "3 s each), runs 40 HumanEval problems twice and SmolLM2 on 36 prompts of ~300 tokens "
+        "(measured 340 s at load 5-7, 235 s of it generating)",
     ),
     _E(
         "fedtdp",

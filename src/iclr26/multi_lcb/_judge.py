@@ -1,0 +1,111 @@
+"""Running programs on STDIN/STDOUT tests through :mod:`iclr26.sandbox`, with LCB-style verdicts."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+from ..sandbox import Job, MiB, Sandbox
+from ._lcb import grade_stdio
+from ._toolchains import get_multi_language
+
+VERDICTS = ("OK", "WA", "TLE", "MLE", "RE", "CE")
+_STATUS = {
+    "timeout": "TLE",
+    "memory": "MLE",
+    "runtime_error": "RE",
+    "output_limit": "RE",
+    "killed": "RE",
+    "compile_error": "CE",
+}
+
+
+@dataclass(frozen=True)
+class TestVerdict:
+    """One test's outcome: ``verdict`` in :data:`VERDICTS`, a ``message`` (why), ``wall_time`` in s."""
+
+    verdict: str
+    message: str = ""
+    wall_time: float = 0.0
+
+    @property
+    def ok(self) -> bool:
+        return self.verdict == "OK"
+
+
+def _verdict(execution, expected: str) -> TestVerdict:
+    if execution.compile is not None and execution.compile.status != "ok":
+        return TestVerdict("CE", (execution.compile.stderr or execution.compile.detail or "")[-2000:])
+    if execution.status == "ok":
+        passed, msg = grade_stdio(execution.stdout, expected)
+        return TestVerdict("OK" if passed else "WA", msg, execution.wall_time)
+    v = _STATUS.get(execution.status, "RE")
+    msg = f"{execution.status}: {execution.detail}; {execution.stderr[-1000:]}".strip()
+    return TestVerdict(v, msg, execution.wall_time)
+
+
+class Judge:
+    """A sandbox held open for many programs: each distinct program is compiled once (cached by a hash
+    of its source), tests run on a worker pool sized to the CPUs.
+
+    Parameters
+    ----------
+    timeout : float
+        Wall-clock seconds per test (LCB: 6).
+    memory_limit : int
+        Bytes per run.
+    workers : int or None
+        Threads of the pool; None for the number of CPUs.
+    """
+
+    def __init__(self, *, timeout: float = 6.0, memory_limit: int = 1024 * MiB, workers: int | None = None):
+        if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
+            raise ValueError(f"timeout must be a number > 0, got {timeout!r}")
+        if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
+            raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
+        self.workers = workers or os.cpu_count() or 1
+        self._sb = Sandbox(time_limit=float(timeout), memory_limit=memory_limit, output_limit=16 * MiB)
+
+    def run_many(self, programs) -> list[list[TestVerdict]]:
+        """``programs``: ``(code, language, tests)`` triples (``tests``: ``(input, output)`` pairs).
+
+        Returns one list of verdicts per program, one verdict per test. Empty code gets ``CE`` "no code"
+        for every test without running anything.
+        """
+        jobs, where, out = [], [], []
+        for p, (code, language, tests) in enumerate(programs):
+            lang = get_multi_language(language)
+            if not isinstance(code, str):
+                raise ValueError(f"code must be a str, got {type(code).__name__}")
+            tests = list(tests)
+            out.append([None] * len(tests))
+            if not code.strip():
+                out[p] = [TestVerdict("CE", "no code")] * len(tests)
+                continue
+            for t, (inp, _) in enumerate(tests):
+                jobs.append(Job(code, lang, inp))
+                where.append((p, t, tests[t][1]))
+        for (p, t, expected), ex in zip(where, self._sb.run_many(jobs, workers=self.workers)):
+            out[p][t] = _verdict(ex, expected)
+        return out
+
+    def close(self) -> None:
+        self._sb.close()
+
+    def __enter__(self) -> Judge:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+
+def run_tests(code: str, language: str, tests, timeout: float = 6, *, judge: Judge | None = None):
+    """Run ``code`` in ``language`` on each ``(input, expected_output)`` test, confined by the sandbox.
+
+    Returns one :class:`TestVerdict` per test (``OK``/``WA``/``TLE``/``MLE``/``RE``/``CE`` with a
+    message). Pass a :class:`Judge` to reuse its compile cache and pool across calls.
+    """
+    if judge is not None:
+        return judge.run_many([(code, language, tests)])[0]
+    with Judge(timeout=timeout) as j:
+        return j.run_many([(code, language, tests)])[0]
