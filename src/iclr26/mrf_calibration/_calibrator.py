@@ -169,6 +169,14 @@ class MRFCalibrator:
         b_final = torch.randn(1, generator=gen) * 0.0
         return torch.cat([draws[0], draws[1], draws[2], draws[3], w_final, b_final])
 
+    def _load_params(self, kind: str, values) -> MRFCalibrator:
+        """Private hook (tests, benchmarks): use fixed parameters, in ``PARAM_NAMES`` order."""
+        torch = _mrf._torch()
+        self.kind_ = check_in(kind, ("scalar", "fastdetect"), "kind")
+        self._params = torch.tensor(np.asarray(values, dtype=np.float32))
+        self.params_ = dict(zip(PARAM_NAMES, (float(v) for v in self._params)))
+        return self
+
     def _check_fitted(self) -> None:
         if not hasattr(self, "params_"):
             raise RuntimeError("this MRFCalibrator is not fitted yet; call fit first")
