@@ -24,7 +24,10 @@ def _source(name: str) -> str | None:
         return (repo / name).read_text()
     try:
         return subprocess.run(
-            ["git", "--git-dir", str(repo), "show", f"HEAD:{name}"], capture_output=True, text=True, check=True
+            ["git", "--git-dir", str(repo), "show", f"HEAD:{name}"],
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
         return None

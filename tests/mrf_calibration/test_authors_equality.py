@@ -141,9 +141,11 @@ def test_training_equals_authors(kind, filter_pos, t, seed):
         rows = [r + np.float32(0.4 * yy) * (r != 0) for r, yy in zip(rows, y)]
         return rows, y
 
-    (r, y), (rv, yv), (rt, yt) = split(80), split(60), split(60)
-    ref_params, ref_auc = _authors_train(ns, r, y, rv, yv, rt, yt, filter_pos, t, seed, 24, 4)
-    cal = MRFCalibrator(filter_pos=filter_pos, steps=t, epochs=4, batch_size=24, seed=seed, normalize="authors")
+    (r, y), (rv, yv), (rt, yt) = split(40), split(30), split(30)
+    ref_params, ref_auc = _authors_train(ns, r, y, rv, yv, rt, yt, filter_pos, t, seed, 16, 3)
+    cal = MRFCalibrator(
+        filter_pos=filter_pos, steps=t, epochs=3, batch_size=16, seed=seed, normalize="authors"
+    )
     cal.fit(r, y, val=(rv, yv))
     ours = np.array([cal.params_[k] for k in PARAMS])
     np.testing.assert_allclose(ours, ref_params, atol=1e-5, rtol=0)

@@ -129,8 +129,10 @@ class MRFCalibrator:
         check_int(self.batch_size, "batch_size", minimum=1)
         check_int(self.seed, "seed", minimum=0)
         check_int(self.n_inits, "n_inits", minimum=1)
-        if isinstance(self.lr, bool) or not isinstance(self.lr, int | float) or not (
-            math.isfinite(self.lr) and self.lr > 0
+        if (
+            isinstance(self.lr, bool)
+            or not isinstance(self.lr, int | float)
+            or not (math.isfinite(self.lr) and self.lr > 0)
         ):
             raise ValueError(f"lr must be a positive finite number, got {self.lr!r}")
         check_in(self.update, UPDATES, "update")
@@ -201,7 +203,9 @@ class MRFCalibrator:
         y = _binary_labels(y, len(rows), "y")
         if val is None:
             warnings.warn(
-                "no val split given: the best epoch is chosen on the training split", UserWarning, stacklevel=2
+                "no val split given: the best epoch is chosen on the training split",
+                UserWarning,
+                stacklevel=2,
             )
             rows_v, y_v = rows, y
         else:
@@ -215,7 +219,9 @@ class MRFCalibrator:
         lo = min(float(r.min()) for r in rows)
         hi = max(float(r.max()) for r in rows)
         if hi <= lo:
-            warnings.warn("every training score is equal: normalised scores are all 0", UserWarning, stacklevel=2)
+            warnings.warn(
+                "every training score is equal: normalised scores are all 0", UserWarning, stacklevel=2
+            )
         self.value_range_ = (lo, hi)
         prep = self._prepare(rows, kind)
         prep_v = self._prepare(rows_v, kind)

@@ -84,15 +84,29 @@ def token_scores(
         raise ValueError("texts must be a sequence of strings")
     if not hasattr(model, "_forward_logprobs") or not hasattr(model, "tokenizer"):
         raise ValueError("model must be a local iclr26.models.HFModel (token distributions are needed)")
+    return score_kinds(model, texts, (kind,), max_tokens, batch_size, n_samples, seed)[kind]
+
+
+def score_kinds(
+    model: Any,
+    texts: Sequence[str],
+    kinds: Sequence[str],
+    max_tokens: int = 1024,
+    batch_size: int = 8,
+    n_samples: int = 10,
+    seed: int = 0,
+) -> dict[str, list[np.ndarray]]:
+    """Several score kinds of :func:`token_scores` from the same forward passes."""
     import torch
 
     rows = _token_rows(model, texts, max_tokens)
     order = sorted(range(len(rows)), key=lambda i: len(rows[i]))
-    out: list[np.ndarray | None] = [None] * len(rows)
+    out: dict[str, list] = {k: [None] * len(rows) for k in kinds}
     for start in range(0, len(order), batch_size):
         chunk = order[start : start + batch_size]
         lps = model._forward_logprobs([rows[i] for i in chunk])
         for i, lp in zip(chunk, lps):
-            gen = torch.Generator().manual_seed(seed * 1_000_003 + i)
-            out[i] = _per_text(lp, rows[i], kind, n_samples, gen)
-    return out  # type: ignore[return-value]
+            for k in kinds:
+                gen = torch.Generator().manual_seed(seed * 1_000_003 + i)
+                out[k][i] = _per_text(lp, rows[i], k, n_samples, gen)
+    return out
