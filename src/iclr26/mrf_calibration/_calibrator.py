@@ -51,7 +51,7 @@ def check_scores(scores: Any, name: str = "scores") -> tuple[list[np.ndarray], s
         widths = {r.shape[1] for r in rows}
         if len(widths) > 1 or min(widths) < 3:
             raise ValueError(
-                f"{name}: Fast-DetectGPT arrays must all be (L, 1 + k) with the same k >= 2, got widths {widths}"
+                f"{name}: Fast-DetectGPT arrays must all be (L, 1 + k) with one k >= 2, got widths {widths}"
             )
         return rows, "fastdetect"
     return rows, "scalar"

@@ -1,4 +1,4 @@
-"""DetectRL JSON files and the authors' 10 / 45 / 45 split (``dataset_loader_sentence.py``, ``benchmark.py``)."""
+"""DetectRL JSON files and the authors' 10 / 45 / 45 split (``dataset_loader_sentence.py``)."""
 
 from __future__ import annotations
 
@@ -92,7 +92,7 @@ def load_detectrl(path: str | os.PathLike) -> list[DetectRLRecord]:
 
 
 def authors_seed(seed: int) -> int:
-    """The split seed of the authors' run ``--iter seed``: the ``seed``-th of 100 draws after ``random.seed(0)``."""
+    """The seed of ``benchmark.py --iter seed``: the ``seed``-th of 100 draws after ``random.seed(0)``."""
     rng = random.Random(0)
     seeds = [rng.randint(0, 100000000) for _ in range(100)]
     return seeds[seed]

@@ -21,7 +21,9 @@ detectors is positive (t interval over seeds); (3) calibrating costs under 5 % o
 
 from __future__ import annotations
 
+import os
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -42,6 +44,18 @@ DETECTORS = {
 OPTIMIZERS = ("authors", "lbfgs")
 N_SEEDS = 5
 FILTER_POS = 5
+
+
+def detectrl_dir() -> Path | None:
+    """``$ICLR26_DETECTRL_DIR``, else ``shared/data/mrf-calibration`` beside the checkout (if present)."""
+    env = os.environ.get("ICLR26_DETECTRL_DIR")
+    here = Path(__file__).resolve()
+    cands = [Path(env)] if env else []
+    cands += [p / "shared" / "data" / "mrf-calibration" for p in here.parents[3:6]]
+    for c in cands:
+        if c.is_dir() and any(c.glob("multi_llms_*_test.json*")):
+            return c
+    return None
 
 
 def _split(n: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
