@@ -77,7 +77,7 @@ def _run(which: str, q) -> None:
         def infer():
             return cal.predict_proba(rows)[:, 1]
 
-        prep = cal._prepare(rows[:512], "scalar")
+        prep = cal._prepare([r[:, None] for r in rows[:512]], "scalar")
         params = cal._params.clone().requires_grad_(True)
 
         def train_step():
@@ -105,7 +105,7 @@ def measure(which: str):
     q = ctx.Queue()
     p = ctx.Process(target=_run, args=(which, q))
     p.start()
-    res = q.get()
+    res = q.get(timeout=600)
     p.join()
     return res
 
