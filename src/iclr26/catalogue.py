@@ -261,7 +261,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "mrf-calibration",
         "LLM methods",
-        "implemented",
+        "partial",
         "Calibrating token-level scores of metric-based machine-generated-text detectors.",
     ),
     _E(
