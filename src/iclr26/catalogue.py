@@ -265,7 +265,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "mrf-calibration",
         "LLM methods",
-        "planned",
+        "partial",
         "Calibrating token-level scores of metric-based machine-generated-text detectors.",
     ),
     _E(
