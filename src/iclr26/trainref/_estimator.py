@@ -337,7 +337,7 @@ class TrainRef:
         d = self.embeddings_.shape[1]
         if self.backbone is None:
             torch.manual_seed(seed)
-            self.model_ = torch.nn.Linear(d, self.n_classes_)
+            self.model_ = torch.nn.Linear(d, self.n_classes_, dtype=torch.float32)
             epochs, lr, backbone = self.head_epochs, self.classifier_lr, None
         else:
             if not hasattr(self, "model_"):
@@ -345,7 +345,7 @@ class TrainRef:
                 head = torch.nn.Sequential(
                     torch.nn.LayerNorm(d), torch.nn.Linear(d, 512), torch.nn.ReLU(), torch.nn.Dropout(0.1),
                     torch.nn.Linear(512, self.n_classes_),
-                )
+                ).float()
                 self.model_ = torch.nn.Sequential(self.backbone, head)
             epochs, lr, backbone = self.finetune_epochs, self.finetune_lr, self.backbone
         inputs = self.embeddings_ if self.backbone is None else X

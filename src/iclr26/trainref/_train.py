@@ -34,7 +34,7 @@ def voting_head_checkpoints(
     torch = _torch()
     gen = torch.Generator().manual_seed(seed)
     torch.manual_seed(seed)
-    head = torch.nn.Linear(Z.shape[1], n_classes)
+    head = torch.nn.Linear(Z.shape[1], n_classes, dtype=torch.float32)
     opt = torch.optim.SGD(head.parameters(), lr=lr, momentum=momentum)
     x = torch.as_tensor(Z, dtype=torch.float32)
     y = torch.as_tensor(labels, dtype=torch.long)
