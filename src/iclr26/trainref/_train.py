@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import math
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -11,8 +12,19 @@ import numpy as np
 def _torch():
     import torch
 
-    torch.set_num_threads(max(1, min(torch.get_num_threads(), 4)))
     return torch
+
+
+@contextmanager
+def few_threads(n: int = 1):
+    """Run small torch loops on ``n`` thread(s) (much faster than many for tiny matrices), then restore."""
+    torch = _torch()
+    old = torch.get_num_threads()
+    torch.set_num_threads(n)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(old)
 
 
 def voting_head_checkpoints(
@@ -39,13 +51,14 @@ def voting_head_checkpoints(
     x = torch.as_tensor(Z, dtype=torch.float32)
     y = torch.as_tensor(labels, dtype=torch.long)
     ckpts = []
-    for epoch in range(1, epochs + 1):
-        for idx in torch.randperm(len(x), generator=gen).split(batch_size):
-            opt.zero_grad()
-            torch.nn.functional.cross_entropy(head(x[idx]), y[idx]).backward()
-            opt.step()
-        if epoch % checkpoint_every == 0 or epoch == epochs:
-            ckpts.append((head.weight.detach().double().numpy().copy(), head.bias.detach().double().numpy().copy()))
+    with few_threads():
+        for epoch in range(1, epochs + 1):
+            for idx in torch.randperm(len(x), generator=gen).split(batch_size):
+                opt.zero_grad()
+                torch.nn.functional.cross_entropy(head(x[idx]), y[idx]).backward()
+                opt.step()
+            if epoch % checkpoint_every == 0 or epoch == epochs:
+                ckpts.append((head.weight.detach().double().numpy().copy(), head.bias.detach().double().numpy()))
     return ckpts[:n_checkpoints]
 
 
@@ -81,11 +94,13 @@ def train_soft(
     warmup_steps: int = 100,
     batch_size: int = 32,
     mixup_alpha: float | None = 5.0,
+    threads: int = 1,
 ) -> None:
     """``finetune_script.py``'s loop: AdamW (weight decay 1e-4; the backbone at ``0.6 x lr``), cosine
     schedule with linear warm-up, loss = soft cross-entropy + soft-label mixup with ``lam ~
     Beta(alpha, alpha)`` (no mixup term when ``mixup_alpha`` is ``None``). ``model`` maps inputs to
-    logits; ``backbone`` (a sub-module of it, or ``None``) gets the smaller learning rate."""
+    logits; ``backbone`` (a sub-module of it, or ``None``) gets the smaller learning rate; ``threads``:
+    torch threads for the loop."""
     torch = _torch()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -101,20 +116,21 @@ def train_soft(
     beta = torch.distributions.Beta(mixup_alpha, mixup_alpha) if mixup_alpha else None
     step = 0
     model.train()
-    for _ in range(epochs):
-        for idx in torch.randperm(len(x), generator=gen).split(batch_size):
-            xb, tb = x[idx], t[idx]
-            loss = soft_cross_entropy(model(xb), tb)
-            if beta is not None:
-                lam = beta.sample()
-                perm = torch.randperm(len(xb), generator=gen)
-                loss = loss + soft_cross_entropy(model(lam * xb + (1 - lam) * xb[perm]), lam * tb + (1 - lam) * tb[perm])
-            opt.zero_grad()
-            loss.backward()
-            opt.step()
-            step += 1
-            for g, b0 in zip(opt.param_groups, base):
-                g["lr"] = b0 * warmup_cosine(step, total, warmup_steps)
+    with few_threads(threads):
+        for _ in range(epochs):
+            for idx in torch.randperm(len(x), generator=gen).split(batch_size):
+                xb, tb = x[idx], t[idx]
+                loss = soft_cross_entropy(model(xb), tb)
+                if beta is not None:
+                    lam = beta.sample()
+                    perm = torch.randperm(len(xb), generator=gen)
+                    loss = loss + soft_cross_entropy(model(lam * xb + (1 - lam) * xb[perm]), lam * tb + (1 - lam) * tb[perm])
+                opt.zero_grad()
+                loss.backward()
+                opt.step()
+                step += 1
+                for g, b0 in zip(opt.param_groups, base):
+                    g["lr"] = b0 * warmup_cosine(step, total, warmup_steps)
     model.eval()
 
 
