@@ -95,12 +95,13 @@ def train_soft(
     batch_size: int = 32,
     mixup_alpha: float | None = 5.0,
     threads: int = 1,
+    mixup_only: bool = False,
 ) -> None:
     """``finetune_script.py``'s loop: AdamW (weight decay 1e-4; the backbone at ``0.6 x lr``), cosine
     schedule with linear warm-up, loss = soft cross-entropy + soft-label mixup with ``lam ~
     Beta(alpha, alpha)`` (no mixup term when ``mixup_alpha`` is ``None``). ``model`` maps inputs to
     logits; ``backbone`` (a sub-module of it, or ``None``) gets the smaller learning rate; ``threads``:
-    torch threads for the loop."""
+    torch threads for the loop; ``mixup_only``: the loss is the mixup term alone (Zhang et al. 2018)."""
     torch = _torch()
     torch.manual_seed(seed)
     gen = torch.Generator().manual_seed(seed)
@@ -120,11 +121,12 @@ def train_soft(
         for _ in range(epochs):
             for idx in torch.randperm(len(x), generator=gen).split(batch_size):
                 xb, tb = x[idx], t[idx]
-                loss = soft_cross_entropy(model(xb), tb)
+                loss = 0.0 if mixup_only else soft_cross_entropy(model(xb), tb)
                 if beta is not None:
                     lam = beta.sample()
                     perm = torch.randperm(len(xb), generator=gen)
-                    loss = loss + soft_cross_entropy(model(lam * xb + (1 - lam) * xb[perm]), lam * tb + (1 - lam) * tb[perm])
+                    mixed = soft_cross_entropy(model(lam * xb + (1 - lam) * xb[perm]), lam * tb + (1 - lam) * tb[perm])
+                    loss = loss + mixed
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
