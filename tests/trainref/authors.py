@@ -2,8 +2,9 @@
 committed here). Set ``ICLR26_TRAINREF_AUTHORS`` to the checkout (a folder holding ``utils.py`` and
 ``train_script.py`` of github.com/xaimm/TrainRef); without it the agreement tests are skipped.
 
-``train_script.py`` runs its whole pipeline at import, so only its top-level ``class``/``def`` nodes and its scipy/sklearn imports
-(``MLPClassifier``, ``get_voting_results_optimized``, ``compute_knn_distances``) are executed.
+``train_script.py`` runs its whole pipeline at import, so only its top-level ``class``/``def`` nodes
+and its scipy/sklearn imports (``MLPClassifier``, ``get_voting_results_optimized``,
+``compute_knn_distances``) are executed.
 The authors hard-code ``device='cuda'`` as a default of ``get_influence_scores_batch``; on a CPU-only
 machine that default is switched to ``'cpu'`` (nothing else is changed).
 """
@@ -45,7 +46,11 @@ def load_authors() -> types.SimpleNamespace:
         fn.__defaults__ = tuple("cpu" if d == "cuda" else d for d in fn.__defaults__)
     tree = ast.parse((root / "train_script.py").read_text())
     nodes = [n for n in tree.body if isinstance(n, ast.ClassDef | ast.FunctionDef) and n.name in WANTED]
-    imports = [n for n in tree.body if isinstance(n, ast.ImportFrom) and n.module.split(".")[0] in ("sklearn", "scipy")]
+    imports = [
+        n
+        for n in tree.body
+        if isinstance(n, ast.ImportFrom) and n.module.split(".")[0] in ("sklearn", "scipy")
+    ]
     nodes = imports + nodes
     namespace = {"torch": torch, "nn": nn, "np": np, "tqdm": tqdm}
     exec(compile(ast.Module(body=nodes, type_ignores=[]), str(root / "train_script.py"), "exec"), namespace)

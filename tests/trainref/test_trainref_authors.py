@@ -12,7 +12,6 @@ import tempfile
 
 import numpy as np
 import pytest
-
 from authors import authors_dir, load_authors
 
 pytestmark = pytest.mark.skipif(authors_dir() is None, reason="ICLR26_TRAINREF_AUTHORS not set")
@@ -73,7 +72,11 @@ def test_votes_equal_authors_hook_path(authors64, seed):
 
     X, y, V, yv, heads, K = _case(seed)
     ours = influence_votes(
-        X, np.stack([X @ W.T + b for W, b in heads]), V, yv, K,
+        X,
+        np.stack([X @ W.T + b for W, b in heads]),
+        V,
+        yv,
+        K,
         ref_logits_per_ckpt=np.stack([V @ W.T + b for W, b in heads]),
     )
     theirs = _authors_votes(authors64, X, y, V, yv, heads, K)
@@ -91,7 +94,11 @@ def test_votes_float32_authors_within_1e4():
     from iclr26.trainref import influence_votes
 
     ours = influence_votes(
-        X, np.stack([X @ W.T + b for W, b in heads32]), V, yv, K,
+        X,
+        np.stack([X @ W.T + b for W, b in heads32]),
+        V,
+        yv,
+        K,
         ref_logits_per_ckpt=np.stack([V @ W.T + b for W, b in heads32]),
     )
     try:
@@ -122,7 +129,9 @@ def test_masks_equal_authors_script(authors64):
     V = centers[yv] + rng.normal(size=(len(yv), d))
     calib = centers[rng.integers(0, K, 200)] + rng.normal(size=(200, d))
 
-    est = TrainRef(n_rounds=1, head_epochs=6, checkpoint_every=2, keep_zero_votes=True, random_state=3).fit(X, y, V, yv, calib)
+    est = TrainRef(n_rounds=1, head_epochs=6, checkpoint_every=2, keep_zero_votes=True, random_state=3).fit(
+        X, y, V, yv, calib
+    )
     heads = voting_head_checkpoints(X, y, K, epochs=6, checkpoint_every=2, n_checkpoints=3, seed=3)
     a = authors64
     votes = _authors_votes(a, X, y, V, yv, heads, K)
@@ -139,8 +148,11 @@ def test_masks_equal_authors_script(authors64):
     np.testing.assert_array_equal(est.noisy_mask_, ~clean)
     np.testing.assert_array_equal(est.ood_mask_, ood)
     np.testing.assert_array_equal(est.far_mask_, far)
-    expected = np.concatenate([np.setdiff1d(np.flatnonzero(clean), np.flatnonzero(ood)),
-                               np.intersect1d(np.setdiff1d(np.flatnonzero(~far), np.flatnonzero(ood)),
-                                              np.flatnonzero(~clean))])
+    expected = np.concatenate(
+        [
+            np.setdiff1d(np.flatnonzero(clean), np.flatnonzero(ood)),
+            np.intersect1d(np.setdiff1d(np.flatnonzero(~far), np.flatnonzero(ood)), np.flatnonzero(~clean)),
+        ]
+    )
     np.testing.assert_array_equal(est.train_index_, expected)
     assert ood.any() and far.any() and clean.any()

@@ -52,12 +52,18 @@ def test_relabel_to_nearest_cluster_increases_vote():
     noisy = true.copy()
     wrong = np.flatnonzero(true == 0)[:45]
     noisy[wrong] = 1
-    nearest = np.array([np.argmin([np.linalg.norm(x - V[yv == k].mean(0)) for k in range(K)]) for x in X[wrong]])
+    nearest = np.array(
+        [np.argmin([np.linalg.norm(x - V[yv == k].mean(0)) for k in range(K)]) for x in X[wrong]]
+    )
 
     def vote(labels):
         heads = voting_head_checkpoints(X, labels, K, epochs=30, checkpoint_every=10, n_checkpoints=3, seed=0)
         return influence_votes(
-            X, np.stack([logits(X, h) for h in heads]), V, yv, K,
+            X,
+            np.stack([logits(X, h) for h in heads]),
+            V,
+            yv,
+            K,
             ref_logits_per_ckpt=np.stack([logits(V, h) for h in heads]),
         )
 
@@ -72,7 +78,12 @@ def test_duplicating_reference_leaves_votes_unchanged():
     X, _, _, V, yv, tl, rl, K = _setup(2)
     q = influence_votes(X, tl, V, yv, K, ref_logits_per_ckpt=rl)
     q2 = influence_votes(
-        X, tl, np.vstack([V, V]), np.concatenate([yv, yv]), K, ref_logits_per_ckpt=np.concatenate([rl, rl], axis=1)
+        X,
+        tl,
+        np.vstack([V, V]),
+        np.concatenate([yv, yv]),
+        K,
+        ref_logits_per_ckpt=np.concatenate([rl, rl], axis=1),
     )
     np.testing.assert_allclose(q, q2, atol=1e-12)
 
@@ -97,7 +108,9 @@ def test_missing_class_raises_unless_allowed():
     with pytest.raises(ValueError, match="ref_labels.*class"):
         influence_votes(X, tl, V[keep], yv[keep], K, ref_logits_per_ckpt=rl[:, keep])
     with pytest.warns(UserWarning, match="no reference"):
-        q = influence_votes(X, tl, V[keep], yv[keep], K, ref_logits_per_ckpt=rl[:, keep], allow_missing_classes=True)
+        q = influence_votes(
+            X, tl, V[keep], yv[keep], K, ref_logits_per_ckpt=rl[:, keep], allow_missing_classes=True
+        )
     assert np.all(q[:, 2] == 0)
 
 
@@ -105,9 +118,15 @@ def test_missing_class_raises_unless_allowed():
     "mutate, match",
     [
         (lambda a: a.update(ref_labels=np.where(a["ref_labels"] == 0, 9, a["ref_labels"])), "ref_labels"),
-        (lambda a: a.update(train_emb=np.where(np.eye(*a["train_emb"].shape) > 0, np.nan, a["train_emb"])), "train_emb"),
+        (
+            lambda a: a.update(train_emb=np.where(np.eye(*a["train_emb"].shape) > 0, np.nan, a["train_emb"])),
+            "train_emb",
+        ),
         (lambda a: a.update(ref_emb=a["ref_emb"][:, :3]), "ref_emb"),
-        (lambda a: a.update(train_logits_per_ckpt=a["train_logits_per_ckpt"][:, :5]), "train_logits_per_ckpt"),
+        (
+            lambda a: a.update(train_logits_per_ckpt=a["train_logits_per_ckpt"][:, :5]),
+            "train_logits_per_ckpt",
+        ),
         (lambda a: a.update(ref_logits_per_ckpt=a["ref_logits_per_ckpt"][:2]), "ref_logits_per_ckpt"),
         (lambda a: a.update(ref_labels=a["ref_labels"][:-1]), "ref_labels"),
         (lambda a: a.update(n_classes=1), "n_classes"),
@@ -115,7 +134,9 @@ def test_missing_class_raises_unless_allowed():
 )
 def test_bad_input(mutate, match):
     X, _, _, V, yv, tl, rl, K = _setup(0)
-    args = dict(train_emb=X, train_logits_per_ckpt=tl, ref_emb=V, ref_labels=yv, n_classes=K, ref_logits_per_ckpt=rl)
+    args = dict(
+        train_emb=X, train_logits_per_ckpt=tl, ref_emb=V, ref_labels=yv, n_classes=K, ref_logits_per_ckpt=rl
+    )
     mutate(args)
     with pytest.raises(ValueError, match=match):
         influence_votes(**args)

@@ -102,7 +102,9 @@ def influence_votes(
     train_emb = check_array(train_emb, "train_emb")
     ref_emb = check_array(ref_emb, "ref_emb")
     if ref_emb.shape[1] != train_emb.shape[1]:
-        raise ValueError(f"ref_emb must have {train_emb.shape[1]} columns like train_emb, got {ref_emb.shape[1]}")
+        raise ValueError(
+            f"ref_emb must have {train_emb.shape[1]} columns like train_emb, got {ref_emb.shape[1]}"
+        )
     ref_labels = check_labels(ref_labels, len(ref_emb), "ref_labels")
     check_in_range(ref_labels, n_classes, "ref_labels")
     check_ref_classes(ref_labels, n_classes, allow_missing_classes)

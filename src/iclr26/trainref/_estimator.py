@@ -46,7 +46,9 @@ def check_ref_classes(ref_labels: np.ndarray, n_classes: int, allow_missing: boo
 
 def check_in_range(labels: np.ndarray, n_classes: int, name: str) -> None:
     if len(labels) and (labels.min() < 0 or labels.max() >= n_classes):
-        raise ValueError(f"{name} must lie in [0, {n_classes}), got values in [{labels.min()}, {labels.max()}]")
+        raise ValueError(
+            f"{name} must lie in [0, {n_classes}), got values in [{labels.min()}, {labels.max()}]"
+        )
 
 
 def compute_votes(
@@ -96,7 +98,9 @@ def select(
         dist = _select.mahalanobis(Z, mean, prec, est.chunk_size)
         ood = dist > np.percentile(_select.mahalanobis(ref_Z, mean, prec, est.chunk_size), est.ood_percentile)
     knn = _select.knn_cosine_distance(Z, ref_Z, est.knn, est.chunk_size)
-    far_threshold = np.percentile(_select.knn_cosine_distance(calib_Z, ref_Z, est.knn, est.chunk_size), est.far_percentile)
+    far_threshold = np.percentile(
+        _select.knn_cosine_distance(calib_Z, ref_Z, est.knn, est.chunk_size), est.far_percentile
+    )
     far = knn >= far_threshold
     clean_ids = np.flatnonzero(clean & ~ood)
     near_noisy = ~clean & ~far & ~ood
@@ -235,8 +239,16 @@ class TrainRef:
 
     # ------------------------------------------------------------------ validation
     def _check_params(self) -> None:
-        for name, lo in (("n_rounds", 1), ("head_epochs", 1), ("checkpoint_every", 1), ("n_checkpoints", 1),
-                         ("knn", 1), ("augment_per_class", 0), ("finetune_epochs", 1), ("chunk_size", 1)):
+        for name, lo in (
+            ("n_rounds", 1),
+            ("head_epochs", 1),
+            ("checkpoint_every", 1),
+            ("n_checkpoints", 1),
+            ("knn", 1),
+            ("augment_per_class", 0),
+            ("finetune_epochs", 1),
+            ("chunk_size", 1),
+        ):
             check_int(getattr(self, name), name, minimum=lo)
         for name in ("ood_percentile", "far_percentile"):
             v = getattr(self, name)
@@ -275,7 +287,9 @@ class TrainRef:
         if X.shape[1:] != ref_X.shape[1:]:
             raise ValueError(f"ref_X must have rows shaped like X's {X.shape[1:]}, got {ref_X.shape[1:]}")
         if calib.shape[1:] != X.shape[1:]:
-            raise ValueError(f"calibration_X must have rows shaped like X's {X.shape[1:]}, got {calib.shape[1:]}")
+            raise ValueError(
+                f"calibration_X must have rows shaped like X's {X.shape[1:]}, got {calib.shape[1:]}"
+            )
         labels = check_labels(noisy_labels, len(X), "noisy_labels")
         ref_labels = check_labels(ref_labels, len(ref_X), "ref_labels")
         if self.n_classes is None:
@@ -343,7 +357,10 @@ class TrainRef:
             if not hasattr(self, "model_"):
                 torch.manual_seed(seed)
                 head = torch.nn.Sequential(
-                    torch.nn.LayerNorm(d), torch.nn.Linear(d, 512), torch.nn.ReLU(), torch.nn.Dropout(0.1),
+                    torch.nn.LayerNorm(d),
+                    torch.nn.Linear(d, 512),
+                    torch.nn.ReLU(),
+                    torch.nn.Dropout(0.1),
                     torch.nn.Linear(512, self.n_classes_),
                 ).float()
                 self.model_ = torch.nn.Sequential(self.backbone, head)
@@ -351,8 +368,14 @@ class TrainRef:
         inputs = self.embeddings_ if self.backbone is None else X
         if len(self.train_index_):
             _train.train_soft(
-                self.model_, inputs[self.train_index_], self.train_targets_, epochs=epochs, seed=seed, lr=lr,
-                backbone=backbone, mixup_alpha=self.mixup_alpha or None,
+                self.model_,
+                inputs[self.train_index_],
+                self.train_targets_,
+                epochs=epochs,
+                seed=seed,
+                lr=lr,
+                backbone=backbone,
+                mixup_alpha=self.mixup_alpha or None,
             )
 
     # ------------------------------------------------------------------ use

@@ -96,9 +96,13 @@ def js_divergence(p, q) -> np.ndarray:
         m = 0.5 * (p + q)
 
         def kl(a, b):
-            return np.where(a > 0, a * np.log2(np.where(a > 0, a, 1) / np.where(b > 0, b, 1)), 0.0).sum(axis=1)
+            return np.where(a > 0, a * np.log2(np.where(a > 0, a, 1) / np.where(b > 0, b, 1)), 0.0).sum(
+                axis=1
+            )
 
-        return 0.5 * kl(p, m) + 0.5 * kl(q, m)
+        out = 0.5 * kl(p, m) + 0.5 * kl(q, m)
+    out[~(np.isfinite(p).all(axis=1) & np.isfinite(q).all(axis=1))] = np.nan
+    return out
 
 
 def reliability_curve(proba, y, n_bins: int = 15):
@@ -110,5 +114,11 @@ def reliability_curve(proba, y, n_bins: int = 15):
     out = []
     for b in range(n_bins):
         m = idx == b
-        out.append((float(conf[m].mean()) if m.any() else np.nan, float(hit[m].mean()) if m.any() else np.nan, int(m.sum())))
+        out.append(
+            (
+                float(conf[m].mean()) if m.any() else np.nan,
+                float(hit[m].mean()) if m.any() else np.nan,
+                int(m.sum()),
+            )
+        )
     return np.array(out)

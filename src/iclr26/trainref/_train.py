@@ -58,7 +58,9 @@ def voting_head_checkpoints(
                 torch.nn.functional.cross_entropy(head(x[idx]), y[idx]).backward()
                 opt.step()
             if epoch % checkpoint_every == 0 or epoch == epochs:
-                ckpts.append((head.weight.detach().double().numpy().copy(), head.bias.detach().double().numpy()))
+                ckpts.append(
+                    (head.weight.detach().double().numpy().copy(), head.bias.detach().double().numpy())
+                )
     return ckpts[:n_checkpoints]
 
 
@@ -125,7 +127,9 @@ def train_soft(
                 if beta is not None:
                     lam = beta.sample()
                     perm = torch.randperm(len(xb), generator=gen)
-                    mixed = soft_cross_entropy(model(lam * xb + (1 - lam) * xb[perm]), lam * tb + (1 - lam) * tb[perm])
+                    mixed = soft_cross_entropy(
+                        model(lam * xb + (1 - lam) * xb[perm]), lam * tb + (1 - lam) * tb[perm]
+                    )
                     loss = loss + mixed
                 opt.zero_grad()
                 loss.backward()
@@ -141,4 +145,6 @@ def predict_logits(model, inputs: np.ndarray, batch_size: int = 2048) -> np.ndar
     model.eval()
     x = torch.as_tensor(inputs, dtype=torch.float32)
     with torch.no_grad():
-        return np.concatenate([model(x[i : i + batch_size]).double().numpy() for i in range(0, len(x), batch_size)])
+        return np.concatenate(
+            [model(x[i : i + batch_size]).double().numpy() for i in range(0, len(x), batch_size)]
+        )

@@ -87,7 +87,9 @@ def _head(d, k, seed):
 
 def _fit(Z, targets, seed, epochs, **kw):
     model = _head(Z.shape[1], targets.shape[1], seed)
-    _train.train_soft(model, Z, targets, epochs=epochs, seed=seed, mixup_alpha=kw.pop("mixup_alpha", None), **kw)
+    _train.train_soft(
+        model, Z, targets, epochs=epochs, seed=seed, mixup_alpha=kw.pop("mixup_alpha", None), **kw
+    )
     return model
 
 
@@ -154,8 +156,23 @@ def _gmm_clean_prob(loss: np.ndarray, seed: int) -> np.ndarray:
     return gmm.predict_proba(loss[:, None])[:, int(np.argmin(gmm.means_.ravel()))]
 
 
-def dividemix(Z, noisy_labels, n_classes, *, epochs=30, warmup=10, lambda_u=None, noise_rate=None, seed=0,
-              batch_size=32, lr=1e-3, p_threshold=0.5, T=0.5, alpha=4.0, **_):
+def dividemix(
+    Z,
+    noisy_labels,
+    n_classes,
+    *,
+    epochs=30,
+    warmup=10,
+    lambda_u=None,
+    noise_rate=None,
+    seed=0,
+    batch_size=32,
+    lr=1e-3,
+    p_threshold=0.5,
+    T=0.5,
+    alpha=4.0,
+    **_,
+):
     import torch
     import torch.nn.functional as F
 
@@ -196,7 +213,11 @@ def dividemix(Z, noisy_labels, n_classes, *, epochs=30, warmup=10, lambda_u=None
                     continue
                 for b in torch.randperm(len(lab_idx), generator=gen).split(batch_size):
                     li = lab_idx[b]
-                    ui = unl_idx[torch.randint(len(unl_idx), (len(li),), generator=gen)] if len(unl_idx) else li[:0]
+                    ui = (
+                        unl_idx[torch.randint(len(unl_idx), (len(li),), generator=gen)]
+                        if len(unl_idx)
+                        else li[:0]
+                    )
                     with torch.no_grad():
                         xl1, xl2 = _views(torch, x[li], scale, gen), _views(torch, x[li], scale, gen)
                         pl = (net(xl1).softmax(1) + net(xl2).softmax(1)) / 2
@@ -236,8 +257,20 @@ def dividemix(Z, noisy_labels, n_classes, *, epochs=30, warmup=10, lambda_u=None
     return BaselineFit("dividemix", _Avg(*nets), selected=selected)
 
 
-def disc(Z, noisy_labels, n_classes, *, epochs=30, warmup=5, momentum=0.99, seed=0, batch_size=32, lr=1e-3,
-         alpha=1.0, **_):
+def disc(
+    Z,
+    noisy_labels,
+    n_classes,
+    *,
+    epochs=30,
+    warmup=5,
+    momentum=0.99,
+    seed=0,
+    batch_size=32,
+    lr=1e-3,
+    alpha=1.0,
+    **_,
+):
     import torch
     import torch.nn.functional as F
 
@@ -325,9 +358,16 @@ def l2b(Z, noisy_labels, n_classes, *, ref_Z, ref_labels, epochs=30, seed=0, bat
     return BaselineFit("l2b", net)
 
 
-_FUNCS = {"ce": ce, "label_smoothing": label_smoothing, "mixup": mixup,
-          "temperature_scaling": temperature_scaling, "cleanlab": cleanlab, "dividemix": dividemix,
-          "disc": disc, "l2b": l2b}
+_FUNCS = {
+    "ce": ce,
+    "label_smoothing": label_smoothing,
+    "mixup": mixup,
+    "temperature_scaling": temperature_scaling,
+    "cleanlab": cleanlab,
+    "dividemix": dividemix,
+    "disc": disc,
+    "l2b": l2b,
+}
 
 
 def fit_baseline(name: str, Z, noisy_labels, n_classes: int, **kwargs) -> BaselineFit:

@@ -88,7 +88,15 @@ class NoisyTask:
 
 
 def make_noisy_task(
-    X, y, *, noise: str, rate: float, refs_per_class: int, seed: int, n_test: int, n_pool: int,
+    X,
+    y,
+    *,
+    noise: str,
+    rate: float,
+    refs_per_class: int,
+    seed: int,
+    n_test: int,
+    n_pool: int,
     n_blend: int = 0,
 ) -> NoisyTask:
     """Split ``(X, y)`` into train / reference pool / test, corrupt the training labels, add blended rows.
@@ -100,7 +108,9 @@ def make_noisy_task(
     n_classes = int(y.max()) + 1
     perm = rng.permutation(len(X))
     test, pool, train = perm[:n_test], perm[n_test : n_test + n_pool], perm[n_test + n_pool :]
-    ref = np.concatenate([rng.choice(pool[y[pool] == k], refs_per_class, replace=False) for k in range(n_classes)])
+    ref = np.concatenate(
+        [rng.choice(pool[y[pool] == k], refs_per_class, replace=False) for k in range(n_classes)]
+    )
     calib = np.setdiff1d(pool, ref)
     Xtr, ytr = X[train], y[train]
     noisy = noisy_labels(ytr, n_classes, noise, rate, rng) if rate > 0 else ytr.copy()
@@ -116,11 +126,21 @@ def make_noisy_task(
     return NoisyTask(Xtr, noisy, ytr, dist, blended, X[ref], y[ref], X[calib], X[test], y[test], n_classes)
 
 
-def load_digits_task(noise: str = "symmetric", rate: float = 0.5, refs_per_class: int = 3, seed: int = 0,
-                     n_blend: int = 0) -> NoisyTask:
+def load_digits_task(
+    noise: str = "symmetric", rate: float = 0.5, refs_per_class: int = 3, seed: int = 0, n_blend: int = 0
+) -> NoisyTask:
     """sklearn digits (1,797 8x8 images, scaled to [0, 1]): 400 test, 100 pool, the rest training."""
     from sklearn.datasets import load_digits
 
     X, y = load_digits(return_X_y=True)
-    return make_noisy_task(X / 16.0, y, noise=noise, rate=rate, refs_per_class=refs_per_class, seed=seed,
-                           n_test=400, n_pool=100, n_blend=n_blend)
+    return make_noisy_task(
+        X / 16.0,
+        y,
+        noise=noise,
+        rate=rate,
+        refs_per_class=refs_per_class,
+        seed=seed,
+        n_test=400,
+        n_pool=100,
+        n_blend=n_blend,
+    )

@@ -62,8 +62,9 @@ def _prec(sel: np.ndarray, correct: np.ndarray) -> float:
 
 
 def _one_setting(noise, rate, refs, seed, X, y, n_blend, with_baselines, small):
-    task = make_noisy_task(X, y, noise=noise, rate=rate, refs_per_class=refs, seed=seed, n_test=1000,
-                           n_pool=500, n_blend=n_blend)
+    task = make_noisy_task(
+        X, y, noise=noise, rate=rate, refs_per_class=refs, seed=seed, n_test=1000, n_pool=500, n_blend=n_blend
+    )
     pca = _embed(np.vstack([task.X, task.calib_X, task.ref_X]), 64, seed)
     Z, refZ, calZ, testZ = (pca.transform(a) for a in (task.X, task.ref_X, task.calib_X, task.test_X))
     correct = (task.noisy == task.true).astype(float)
@@ -78,8 +79,9 @@ def _one_setting(noise, rate, refs, seed, X, y, n_blend, with_baselines, small):
         "stats": [{k: v for k, v in s.items() if not isinstance(v, np.ndarray)} for s in est.round_stats_],
     }
     for name in with_baselines:
-        fit = B.fit_baseline(name, Z, task.noisy, task.n_classes, ref_Z=refZ, ref_labels=task.ref_y,
-                             noise_rate=rate, seed=seed)
+        fit = B.fit_baseline(
+            name, Z, task.noisy, task.n_classes, ref_Z=refZ, ref_labels=task.ref_y, noise_rate=rate, seed=seed
+        )
         out["proba"][name] = fit.predict_proba(testZ)
         if fit.selected is not None:
             out["sel"][name] = fit.selected.astype(float)
@@ -92,14 +94,17 @@ def run(ctx: RunContext) -> Result:
     noises = [("symmetric", 0.5), ("symmetric", 0.8), ("pairflip", 0.4)]
     if not ctx.small:
         noises = [("symmetric", 0.2)] + noises
-    baselines_at = {("symmetric", 0.5, 10): DENOISERS + CALIBRATORS + ("ce",),
-                    ("symmetric", 0.8, 10): ("cleanlab", "dividemix")}
+    baselines_at = {
+        ("symmetric", 0.5, 10): DENOISERS + CALIBRATORS + ("ce",),
+        ("symmetric", 0.8, 10): ("cleanlab", "dividemix"),
+    }
     runs: dict[tuple, list[dict]] = {}
     grid = [(n, r, k, s) for (n, r) in noises for k in (1, 10) for s in seeds]
     for noise, rate, refs, seed in ctx.progress(grid, total=len(grid), desc="settings"):
         n_blend = 300 if (noise, rate, refs) == ("symmetric", 0.5, 10) else 0
-        res = _one_setting(noise, rate, refs, seed, X, y, n_blend, baselines_at.get((noise, rate, refs), ()),
-                           ctx.small)
+        res = _one_setting(
+            noise, rate, refs, seed, X, y, n_blend, baselines_at.get((noise, rate, refs), ()), ctx.small
+        )
         runs.setdefault((noise, rate, refs), []).append(res)
 
     scale = f"mnist_5k (3,500 train, 1,000 test), PCA-64 embeddings, {len(seeds)} seed(s)"
@@ -107,9 +112,15 @@ def run(ctx: RunContext) -> Result:
     table = []
     for (noise, rate, refs), rs in runs.items():
         for method in rs[0]["proba"]:
-            row = {"noise": f"{noise} {rate:.0%}", "refs/class": refs, "method": method,
-                   "accuracy": np.mean([accuracy(r["proba"][method], r["task"].test_y) for r in rs]),
-                   "ECE": np.mean([expected_calibration_error(r["proba"][method], r["task"].test_y) for r in rs])}
+            row = {
+                "noise": f"{noise} {rate:.0%}",
+                "refs/class": refs,
+                "method": method,
+                "accuracy": np.mean([accuracy(r["proba"][method], r["task"].test_y) for r in rs]),
+                "ECE": np.mean(
+                    [expected_calibration_error(r["proba"][method], r["task"].test_y) for r in rs]
+                ),
+            }
             if method in rs[0]["sel"]:
                 row["selected"] = np.mean([r["sel"][method].sum() for r in rs])
                 row["selected-clean precision"] = np.mean([_prec(r["sel"][method], r["correct"]) for r in rs])
@@ -117,75 +128,141 @@ def run(ctx: RunContext) -> Result:
 
     # (1) precision >= 0.95 with |D_ref| = K at 50 % noise
     rs = runs[("symmetric", 0.5, 1)]
-    est = _estimate(lambda g: _prec(g[:, 0], g[:, 1]),
-                    [np.column_stack([r["sel"]["trainref"], r["correct"]]) for r in rs], "training samples")
-    claims.append(est.claim(
-        "With one reference per class (|D_ref| = K), TrainRef selects clean samples with precision >= 0.95 "
-        "at 50 % symmetric noise", ">=", 0.95, paper="abstract: precise clean selection even when |D_ref| = K",
-        scale=scale, detail="fraction of selected-clean samples whose given label is true"))
+    est = _estimate(
+        lambda g: _prec(g[:, 0], g[:, 1]),
+        [np.column_stack([r["sel"]["trainref"], r["correct"]]) for r in rs],
+        "training samples",
+    )
+    claims.append(
+        est.claim(
+            "With one reference per class (|D_ref| = K), TrainRef selects clean samples with precision "
+            ">= 0.95 at 50 % symmetric noise",
+            ">=",
+            0.95,
+            paper="abstract: precise clean selection even when |D_ref| = K",
+            scale=scale,
+            detail="fraction of selected-clean samples whose given label is true",
+        )
+    )
 
     # (2) at 80 % noise: TrainRef's selected precision exceeds cleanlab's and DivideMix's
     rs = runs[("symmetric", 0.8, 10)]
     for other in ("cleanlab", "dividemix"):
-        est = _estimate(lambda g: _prec(g[:, 0], g[:, 2]) - _prec(g[:, 1], g[:, 2]),
-                        [np.column_stack([r["sel"]["trainref"], r["sel"][other], r["correct"]]) for r in rs],
-                        "training samples")
-        claims.append(est.claim(
-            f"At 80 % noise TrainRef's selected-clean precision exceeds {other}'s (normality pollution)", ">", 0.0,
-            paper="abstract: extrinsic D_ref avoids normality pollution at high noise", scale=scale + ", 10 refs/class",
-            detail=f"precision(TrainRef) - precision({other}), paired over training samples"))
+        est = _estimate(
+            lambda g: _prec(g[:, 0], g[:, 2]) - _prec(g[:, 1], g[:, 2]),
+            [np.column_stack([r["sel"]["trainref"], r["sel"][other], r["correct"]]) for r in rs],
+            "training samples",
+        )
+        claims.append(
+            est.claim(
+                f"At 80 % noise TrainRef's selected-clean precision exceeds {other}'s (normality pollution)",
+                ">",
+                0.0,
+                paper="abstract: extrinsic D_ref avoids normality pollution at high noise",
+                scale=scale + ", 10 refs/class",
+                detail=f"precision(TrainRef) - precision({other}), paired over training samples",
+            )
+        )
 
     # (3) accuracy >= best denoiser; (4) ECE <= calibrators; (5) JS; on sym 50 %, 10 refs/class
     rs = runs[("symmetric", 0.5, 10)]
     best = max(DENOISERS, key=lambda m: np.mean([accuracy(r["proba"][m], r["task"].test_y) for r in rs]))
-    hits = [np.column_stack([r["proba"]["trainref"].argmax(1) == r["task"].test_y,
-                             r["proba"][best].argmax(1) == r["task"].test_y]).astype(float) for r in rs]
+    hits = [
+        np.column_stack(
+            [
+                r["proba"]["trainref"].argmax(1) == r["task"].test_y,
+                r["proba"][best].argmax(1) == r["task"].test_y,
+            ]
+        ).astype(float)
+        for r in rs
+    ]
     est = _estimate(lambda g: g[:, 0].mean() - g[:, 1].mean(), hits, "test images")
-    claims.append(est.claim(
-        "TrainRef's test accuracy is at least that of the best of DivideMix, DISC, L2B and cleanlab", ">=", 0.0,
-        paper="abstract: outperforms DISC, L2B and DivideMix", scale=scale + ", 50 % symmetric, 10 refs/class",
-        detail=f"accuracy(TrainRef) - accuracy({best}, the best denoiser here), paired over test images"))
-    ece_rows = [np.hstack([_ece_rows(r["proba"][m], r["task"].test_y) for m in ("trainref",) + CALIBRATORS])
-                for r in rs]
-    est = _estimate(lambda g: max(_ece_of(g[:, :2]) - _ece_of(g[:, 2 * j + 2: 2 * j + 4]) for j in range(3)),
-                    ece_rows, "test images")
-    claims.append(est.claim(
-        "TrainRef's ECE is at most that of label smoothing, mixup and temperature scaling", "<=", 0.0,
-        paper="abstract: outperforms label smoothing, Mixup and temperature scaling", scale=scale +
-        ", 50 % symmetric, 10 refs/class", detail="max over the three of ECE(TrainRef) - ECE(baseline), 15 bins, "
-        "paired over test images"))
+    claims.append(
+        est.claim(
+            "TrainRef's test accuracy is at least that of the best of DivideMix, DISC, L2B and cleanlab",
+            ">=",
+            0.0,
+            paper="abstract: outperforms DISC, L2B and DivideMix",
+            scale=scale + ", 50 % symmetric, 10 refs/class",
+            detail=f"accuracy(TrainRef) - accuracy({best}, the best denoiser here), paired over test images",
+        )
+    )
+    ece_rows = [
+        np.hstack([_ece_rows(r["proba"][m], r["task"].test_y) for m in ("trainref",) + CALIBRATORS])
+        for r in rs
+    ]
+    est = _estimate(
+        lambda g: max(_ece_of(g[:, :2]) - _ece_of(g[:, 2 * j + 2 : 2 * j + 4]) for j in range(3)),
+        ece_rows,
+        "test images",
+    )
+    claims.append(
+        est.claim(
+            "TrainRef's ECE is at most that of label smoothing, mixup and temperature scaling",
+            "<=",
+            0.0,
+            paper="abstract: outperforms label smoothing, Mixup and temperature scaling",
+            scale=scale + ", 50 % symmetric, 10 refs/class",
+            detail="max over the three of ECE(TrainRef) - ECE(baseline), 15 bins, paired over test images",
+        )
+    )
     js_rows = []
     for r in rs:
         t, soft = r["task"], r["soft"]
         b = t.blended & (soft.sum(axis=1) > 0)
         hard = np.eye(t.n_classes)[soft[b].argmax(axis=1)]
-        js_rows.append(np.column_stack([js_divergence(soft[b], t.true_dist[b]), js_divergence(hard, t.true_dist[b])]))
+        js_rows.append(
+            np.column_stack([js_divergence(soft[b], t.true_dist[b]), js_divergence(hard, t.true_dist[b])])
+        )
     est = _estimate(lambda g: g[:, 0].mean() - g[:, 1].mean(), js_rows, "blended samples")
-    claims.append(est.claim(
-        "Soft labels are closer (JS) to the true class distribution of blended samples than hard relabelling",
-        "<", 0.0, paper="abstract: curating labels into a class distribution handles ambiguous samples",
-        scale=scale + ", 300 blended images", detail="mean JS(vote, truth) - JS(one-hot arg-max of the vote, truth)"))
+    claims.append(
+        est.claim(
+            "Soft labels are closer (JS) to the true class distribution of blended samples than hard "
+            "relabelling",
+            "<",
+            0.0,
+            paper="abstract: curating labels into a class distribution handles ambiguous samples",
+            scale=scale + ", 300 blended images",
+            detail="mean JS(vote, truth) - JS(one-hot arg-max of the vote, truth)",
+        )
+    )
 
     # (6) round 2 (augmented reference) at least as precise as round 1, per setting
     for key in (("symmetric", 0.5, 1), ("symmetric", 0.8, 1)):
         rs = runs[key]
-        est = _estimate(lambda g: _prec(g[:, 1], g[:, 2]) - _prec(g[:, 0], g[:, 2]),
-                        [np.column_stack([r["round_sel"][0], r["round_sel"][1], r["correct"]]) for r in rs],
-                        "training samples")
-        claims.append(est.claim(
-            f"Round 2 (augmented reference) selects at least as precisely as round 1 ({key[0]} {key[1]:.0%}, "
-            f"{key[2]} ref/class)", ">=", 0.0, paper="abstract: reference augmentation and co-evolving",
-            scale=scale + "; frozen embeddings, so no co-evolved backbone",
-            detail="precision(round 2) - precision(round 1), paired over training samples"))
-    claims.append(Claim.not_measurable(
-        "Model confidence trained by TrainRef aligns with human intuition (user study)",
-        "a user study with people cannot be run here", paper="abstract: user study"))
+        est = _estimate(
+            lambda g: _prec(g[:, 1], g[:, 2]) - _prec(g[:, 0], g[:, 2]),
+            [np.column_stack([r["round_sel"][0], r["round_sel"][1], r["correct"]]) for r in rs],
+            "training samples",
+        )
+        claims.append(
+            est.claim(
+                "Round 2 (augmented reference) selects at least as precisely as round 1 "
+                f"({key[0]} {key[1]:.0%}, "
+                f"{key[2]} ref/class)",
+                ">=",
+                0.0,
+                paper="abstract: reference augmentation and co-evolving",
+                scale=scale + "; frozen embeddings, so no co-evolved backbone",
+                detail="precision(round 2) - precision(round 1), paired over training samples",
+            )
+        )
+    claims.append(
+        Claim.not_measurable(
+            "Model confidence trained by TrainRef aligns with human intuition (user study)",
+            "a user study with people cannot be run here",
+            paper="abstract: user study",
+        )
+    )
 
     _plot(ctx, runs[("symmetric", 0.5, 10)][0])
-    return Result(claims=claims, tables={"methods": table},
-                  metrics={"round_stats": {f"{k[0]} {k[1]} refs {k[2]}": v[0]["stats"] for k, v in runs.items()}},
-                  notes="Embeddings: PCA-64 of pixels (no SimCLR CNN yet); frozen, so round 2 uses the augmented "
-                        "reference without co-evolving.")
+    return Result(
+        claims=claims,
+        tables={"methods": table},
+        metrics={"round_stats": {f"{k[0]} {k[1]} refs {k[2]}": v[0]["stats"] for k, v in runs.items()}},
+        notes="Embeddings: PCA-64 of pixels (no SimCLR CNN yet); frozen, so round 2 uses the augmented "
+        "reference without co-evolving.",
+    )
 
 
 def _plot(ctx: RunContext, r: dict) -> None:
