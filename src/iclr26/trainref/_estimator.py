@@ -376,6 +376,7 @@ class TrainRef:
                 lr=lr,
                 backbone=backbone,
                 mixup_alpha=self.mixup_alpha or None,
+                threads=1 if backbone is None else max(1, min(4, torch.get_num_threads())),
             )
 
     # ------------------------------------------------------------------ use

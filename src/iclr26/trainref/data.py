@@ -18,7 +18,39 @@ import numpy as np
 
 from ..validation import check_int, check_labels
 
-__all__ = ["NoisyTask", "blend", "load_digits_task", "load_mnist_5k", "make_noisy_task", "noisy_labels"]
+__all__ = [
+    "NoisyTask",
+    "blend",
+    "embed",
+    "load_digits_task",
+    "load_mnist_5k",
+    "make_noisy_task",
+    "noisy_labels",
+    "simclr_cnn",
+    "unlabelled_training_images",
+]
+
+
+def simclr_cnn(images, *, epochs: int = 20, seed: int = 0, use_cache: bool = True):
+    """A small CNN pre-trained with a SimCLR objective on unlabelled 28x28 ``images`` (n, 784) in [0, 1]
+    (seeded; cached under ``$ICLR26_CACHE/trainref`` or ``~/.cache/iclr26/trainref``). It maps (B, 784)
+    pixels to (B, 64) embeddings; pass it as ``TrainRef(backbone=...)`` to co-evolve it."""
+    from ..validation import check_array
+    from ._backbone import simclr_pretrain
+
+    images = check_array(images, "images")
+    if images.shape[1] != 784:
+        raise ValueError(f"images must be (n, 784) 28x28 pixels, got shape {images.shape}")
+    return simclr_pretrain(
+        images, epochs=check_int(epochs, "epochs", minimum=1), seed=seed, use_cache=use_cache
+    )
+
+
+def embed(backbone, X) -> np.ndarray:
+    """Embeddings (n, d) of inputs ``X`` by a torch ``backbone`` (evaluation mode, no gradients)."""
+    from ._train import predict_logits
+
+    return predict_logits(backbone, np.asarray(X))
 
 
 def noisy_labels(y, n_classes: int, noise: str, rate: float, rng: np.random.Generator) -> np.ndarray:
@@ -98,15 +130,17 @@ def make_noisy_task(
     n_test: int,
     n_pool: int,
     n_blend: int = 0,
+    split_seed: int | None = None,
 ) -> NoisyTask:
     """Split ``(X, y)`` into train / reference pool / test, corrupt the training labels, add blended rows.
 
     The reference set is ``refs_per_class`` samples per class drawn from the pool (which the authors take
-    from their test split); the rest of the pool is the calibration set of the far filter."""
+    from their test split); the rest of the pool is the calibration set of the far filter. The split
+    uses ``split_seed`` (default ``seed``); noise, references and blends use ``seed``."""
     rng = np.random.default_rng(seed)
     y = check_labels(y, len(X), "y")
     n_classes = int(y.max()) + 1
-    perm = rng.permutation(len(X))
+    perm = np.random.default_rng(seed if split_seed is None else split_seed).permutation(len(X))
     test, pool, train = perm[:n_test], perm[n_test : n_test + n_pool], perm[n_test + n_pool :]
     ref = np.concatenate(
         [rng.choice(pool[y[pool] == k], refs_per_class, replace=False) for k in range(n_classes)]
@@ -124,6 +158,13 @@ def make_noisy_task(
         noisy = np.concatenate([noisy, gb])
         blended = np.concatenate([blended, np.ones(n_blend, dtype=bool)])
     return NoisyTask(Xtr, noisy, ytr, dist, blended, X[ref], y[ref], X[calib], X[test], y[test], n_classes)
+
+
+def unlabelled_training_images(X, *, n_test: int, split_seed: int) -> np.ndarray:
+    """The images outside the test split of ``make_noisy_task(..., split_seed=split_seed)`` (training and
+    pool), for unsupervised pre-training without touching test images."""
+    perm = np.random.default_rng(split_seed).permutation(len(X))
+    return np.asarray(X)[perm[n_test:]]
 
 
 def load_digits_task(
