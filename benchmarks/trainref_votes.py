@@ -30,8 +30,10 @@ def _case(n, m, d, K, C, seed=0):
     X = rng.normal(size=(n, d)).astype(np.float32).astype(np.float64)
     V = rng.normal(size=(m, d)).astype(np.float32).astype(np.float64)
     yv = np.arange(m) % K
-    heads = [((rng.normal(size=(K, d)) * 0.05).astype(np.float32), (rng.normal(size=K) * 0.05).astype(np.float32))
-             for _ in range(C)]
+    heads = [
+        ((rng.normal(size=(K, d)) * 0.05).astype(np.float32), (rng.normal(size=K) * 0.05).astype(np.float32))
+        for _ in range(C)
+    ]
     return X, V, yv, heads
 
 
@@ -76,19 +78,32 @@ def versus_authors(root: Path) -> dict:
         paths = []
         for i, (W, b) in enumerate(heads):
             path = f"{tmp}/checkpoint_{10 * (i + 1)}.pt"
-            torch.save({"model": {"classifier.0.weight": torch.tensor(W), "classifier.0.bias": torch.tensor(b)}},
-                       path)
+            torch.save(
+                {"model": {"classifier.0.weight": torch.tensor(W), "classifier.0.bias": torch.tensor(b)}},
+                path,
+            )
             paths.append(path)
         tl = DataLoader(TensorDataset(torch.tensor(X, dtype=torch.float32), torch.tensor(y)), batch_size=1000)
-        vl = DataLoader(TensorDataset(torch.tensor(V, dtype=torch.float32), torch.tensor(yv)), batch_size=1000)
+        vl = DataLoader(
+            TensorDataset(torch.tensor(V, dtype=torch.float32), torch.tensor(yv)), batch_size=1000
+        )
         t = time.perf_counter()
         out = a.utils.get_influence_scores(clf, tl, vl, torch.nn.CrossEntropyLoss(), paths, num_classes=K)
         _, theirs = a.get_voting_results_optimized(
             np.arange(n), out[4], out[1], [(None, int(c)) for c in yv], np.arange(m), K
         )
         authors_s = time.perf_counter() - t
-    return {"n": n, "m": m, "d": d, "K": K, "checkpoints": C, "ours_s": ours_s, "authors_s": authors_s,
-            "speedup": authors_s / ours_s, "max_abs_diff_float32_authors": float(np.abs(q - theirs).max())}
+    return {
+        "n": n,
+        "m": m,
+        "d": d,
+        "K": K,
+        "checkpoints": C,
+        "ours_s": ours_s,
+        "authors_s": authors_s,
+        "speedup": authors_s / ours_s,
+        "max_abs_diff_float32_authors": float(np.abs(q - theirs).max()),
+    }
 
 
 def main() -> None:
@@ -102,7 +117,9 @@ def main() -> None:
         return
     report = {}
     if not args.skip_large:  # a fresh process, so that the peak memory is this computation's
-        proc = subprocess.run([sys.executable, __file__, "--large-only"], capture_output=True, text=True, check=True)
+        proc = subprocess.run(
+            [sys.executable, __file__, "--large-only"], capture_output=True, text=True, check=True
+        )
         report["large"] = json.loads(proc.stdout.strip().splitlines()[-1])
     if args.authors is not None:
         report["versus_authors"] = versus_authors(args.authors)

@@ -91,3 +91,20 @@ def test_baseline_bad_input(digits_task):
         B.fit_baseline("nope", t.X, t.noisy, 10)
     with pytest.raises(ValueError, match="noisy_labels"):
         B.fit_baseline("ce", t.X, t.noisy + 10, 10)
+
+
+def test_simclr_cnn_embeds_and_validates(tmp_path, monkeypatch):
+    from iclr26.trainref.data import embed, simclr_cnn
+
+    monkeypatch.setenv("ICLR26_CACHE", str(tmp_path))
+    images = np.random.default_rng(0).random((64, 784))
+    cnn = simclr_cnn(images, epochs=1, seed=0)
+    Z = embed(cnn, images)
+    assert Z.shape == (64, 64) and np.all(np.isfinite(Z))
+    np.testing.assert_allclose(Z.mean(axis=0), 0.0, atol=1e-4)  # standardised on its pre-training images
+    again = embed(simclr_cnn(images, epochs=1, seed=0), images)  # from the cache
+    np.testing.assert_allclose(Z, again, atol=1e-6)
+    with pytest.raises(ValueError, match="images"):
+        simclr_cnn(np.zeros((4, 10)))
+    with pytest.raises(ValueError, match="epochs"):
+        simclr_cnn(images, epochs=0)
