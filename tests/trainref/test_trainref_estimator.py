@@ -96,6 +96,7 @@ def test_bad_input(digits_task, change, match):
         ("knn", 0),
         ("n_classes", 1),
         ("mixup_alpha", -1.0),
+        ("random_state", None),
     ],
 )
 def test_bad_params(digits_task, param, value):
@@ -146,3 +147,10 @@ def test_co_evolving_backbone(digits_task):
     assert any(not torch.equal(a, b) for a, b in zip(before, backbone.parameters()))
     assert m.round_stats_[1]["n_ref"] == len(t.ref_y) + len(m.ref_index_)
     assert m.predict_proba(t.test_X).shape == (len(t.test_X), 10)
+
+
+def test_sklearn_clone_and_params():
+    from sklearn.base import clone
+
+    est = TrainRef(n_rounds=3, knn=5)
+    assert clone(est).get_params()["knn"] == 5 and "n_rounds=3" in repr(est)

@@ -6,6 +6,7 @@ import warnings
 from dataclasses import dataclass
 
 import numpy as np
+from sklearn.base import BaseEstimator
 
 from ..validation import check_array, check_int, check_labels
 from . import _select, _train
@@ -139,7 +140,7 @@ def augmented_reference(
     return np.vstack([ref_Z, Z[drawn]]), np.concatenate([ref_labels, labels[drawn]]), drawn
 
 
-class TrainRef:
+class TrainRef(BaseEstimator):
     """TrainRef (ICLR 2026): reference-guided label curation into class distributions.
 
     Each round: (1) a linear head is trained on the (frozen) embeddings with the noisy labels (SGD,
@@ -258,6 +259,8 @@ class TrainRef:
             v = getattr(self, name)
             if isinstance(v, bool) or not isinstance(v, int | float) or not np.isfinite(v) or v < 0:
                 raise ValueError(f"{name} must be a non-negative number, got {v!r}")
+        if isinstance(self.random_state, bool) or not isinstance(self.random_state, int | np.integer):
+            raise ValueError(f"random_state must be an integer seed, got {self.random_state!r}")
         if not 0 <= self.clean_threshold <= 1:
             raise ValueError(f"clean_threshold must lie in [0, 1], got {self.clean_threshold!r}")
 
