@@ -44,17 +44,6 @@ def _estimate(stat, per_seed: list[np.ndarray], unit: str):
     return hierarchical_bootstrap(stat, per_seed, unit=unit)
 
 
-def _ece_rows(proba: np.ndarray, y: np.ndarray) -> np.ndarray:
-    """Per test image: (confidence, hit) so that ECE can be recomputed on resampled rows."""
-    return np.column_stack([proba.max(axis=1), proba.argmax(axis=1) == y])
-
-
-def _ece_of(rows: np.ndarray) -> float:
-    conf, hit = rows[:, 0], rows[:, 1]
-    p = np.column_stack([conf, 1 - conf])
-    return expected_calibration_error(p, np.where(hit > 0, 0, 1)) if len(rows) else np.nan
-
-
 def _prec(sel: np.ndarray, correct: np.ndarray) -> float:
     return float(correct[sel > 0].mean()) if np.any(sel > 0) else np.nan
 
@@ -215,15 +204,17 @@ def run(ctx: RunContext) -> Result:
             detail=f"accuracy(TrainRef) - accuracy({best}, the best denoiser here), paired over test images",
         )
     )
-    ece_rows = [
-        np.hstack([_ece_rows(r["proba"][m], r["task"].test_y) for m in ("trainref",) + CALIBRATORS])
-        for r in rs
-    ]
-    est = _estimate(
-        lambda g: max(_ece_of(g[:, :2]) - _ece_of(g[:, 2 * j + 2 : 2 * j + 4]) for j in range(3)),
-        ece_rows,
-        "test images",
-    )
+    n_cls = rs[0]["task"].n_classes
+    methods = ("trainref",) + CALIBRATORS
+    ece_rows = [np.hstack([r["task"].test_y[:, None]] + [r["proba"][m] for m in methods]) for r in rs]
+
+    def ece_gap(g):
+        """max over the calibrators of ECE(TrainRef) - ECE(calibrator) on rows [y | proba per method]."""
+        y_ = g[:, 0].astype(int)
+        eces = [expected_calibration_error(g[:, 1 + i * n_cls : 1 + (i + 1) * n_cls], y_) for i in range(4)]
+        return max(eces[0] - e for e in eces[1:])
+
+    est = _estimate(ece_gap, ece_rows, "test images")
     claims.append(
         est.claim(
             "TrainRef's ECE is at most that of label smoothing, mixup and temperature scaling",
