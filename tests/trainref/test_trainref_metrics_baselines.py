@@ -76,6 +76,8 @@ def test_blend_distributions():
 
 @pytest.mark.parametrize("name", B.NAMES)
 def test_baselines_fit_and_predict(digits_task, name):
+    if name == "cleanlab":
+        pytest.importorskip("cleanlab")
     t = digits_task
     fit = B.fit_baseline(name, t.X, t.noisy, 10, ref_Z=t.ref_X, ref_labels=t.ref_y, epochs=12, seed=0)
     p = fit.predict_proba(t.test_X)
