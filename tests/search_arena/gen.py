@@ -62,3 +62,29 @@ CASES = (
     + [dict(seed=50 + s, n_models=13, n=3000) for s in range(2)]
     + [dict(seed=60 + s, dominant=True) for s in range(2)]
 )
+
+
+_DOMAINS = (
+    "www.youtube.com m.youtube.com www.nasa.gov mit.edu army.mil en.wikipedia.org www.wikihow.com "
+    "commons.wikimedia.org www.cnn.com apnews.com www.ft.com www.microsoft.com learn.microsoft.com "
+    "www.reuters.com www.bbc.com www.abc.net.au www.tiktok.com www.facebook.com x.com www.netflix.com "
+    "twitter.com www.reddit.com www.quora.com myblog.example.org medium.com github.com gitlab.com "
+    "stackoverflow.com dev.to www.nature.com arxiv.org www.biorxiv.org www.amazon.com www.ebay.com "
+    "www.target.com www.example.com news.ycombinator.com www.forbes.com time.com www.lemonde.fr "
+    "www.ndtv.com blog.google www.yahoo.com finance.yahoo.com www.economist.com www.thehindu.com "
+    "docs.python.org www.springer.com link.springer.com www.sciencedirect.com www.jstor.org "
+    "www.researchgate.com www.costco.com www.bestbuy.com www.walmart.com www.linkedin.com "
+    "www.instagram.com www.pinterest.com www.snapchat.com substack.com wordpress.com tumblr.com "
+    "codecademy.com math.stackexchange.com www.politico.com www.as.com www.elpais.com www.cbc.ca "
+    "edition.cnn.com www.gov.uk www.education.com www.militaryhistory.org"
+).split()
+
+
+def url_table(n: int, seed: int = 0) -> list[str]:
+    """``n`` URLs over the domains above (every category, and substring traps such as ``netflix.com``)."""
+    rng = np.random.default_rng(seed)
+    schemes = ("https://", "http://")
+    return [
+        f"{schemes[i % 2]}{_DOMAINS[i % len(_DOMAINS)]}/{'/'.join(rng.choice(list('abcxyz'), 2))}?q={i}"
+        for i in range(n)
+    ]

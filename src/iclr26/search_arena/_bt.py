@@ -142,8 +142,8 @@ def _warn_unconverged(ok: np.ndarray) -> None:
     if not ok.all():
         warnings.warn(
             f"{int((~ok).sum())} of {len(ok)} fits did not converge (a model never loses or never wins in "
-            "those resamples, so its rating has no finite optimum); their ratings are the values after 100 "
-            "Newton steps",
+            "those resamples, so its rating has no finite optimum); their ratings are where the solver "
+            "stopped, far out",
             ConvergenceWarning,
             stacklevel=4,
         )
@@ -156,8 +156,13 @@ def _fit_point(X, W, S, n_models, reg) -> np.ndarray:
     return theta[0]
 
 
-def _fit_replicates(X, W, S, n_models, reg, theta_hat) -> np.ndarray:
-    """All bootstrap replicates (rows of ``W``/``S``), in chunks small enough to stay in cache."""
+def _fit_replicates(X, W, S, n_models, reg, theta_hat, pairs=None) -> np.ndarray:
+    """All bootstrap replicates (rows of ``W``/``S``), in chunks small enough to stay in cache.
+
+    For plain BT (``pairs`` given) a replicate whose resampled battles leave some model without a win or
+    without a loss has no finite optimum; the solver still stops (the gradient vanishes as ratings run
+    off), so such replicates are found by the identifiability check and reported as not converged.
+    """
     D = _Design(X)
     H_inv = chord_inverse(D, W.mean(axis=0), n_models, reg, theta_hat)
     chunk = max(1, _CHUNK_CELLS // max(W.shape[1], 1))
@@ -167,8 +172,21 @@ def _fit_replicates(X, W, S, n_models, reg, theta_hat) -> np.ndarray:
         th, conv = chord_fit(D, W[sl], S[sl], n_models, reg, theta_hat, H_inv)
         thetas.append(th)
         ok.append(conv)
-    _warn_unconverged(np.concatenate(ok))
-    return np.vstack(thetas)
+    theta, ok = np.vstack(thetas), np.concatenate(ok)
+    if pairs is not None:
+        spread = np.ptp(theta[:, :n_models], axis=1)
+        for r in np.flatnonzero(spread > 4.0 * max(np.ptp(theta_hat[:n_models]), 1.0)):
+            ok[r] &= not unidentified_models(*_replicate_rows(pairs, W[r], S[r]), n_models)
+    _warn_unconverged(ok)
+    return theta
+
+
+def _replicate_rows(pairs, W, S) -> tuple[np.ndarray, np.ndarray]:
+    """Rows for the identifiability check: a win (or tie) each way a resampled pair allows."""
+    first = S > 0
+    second = W - S > 0
+    rows = np.concatenate([pairs[first], pairs[second]])
+    return rows, np.concatenate([np.ones(first.sum()), np.zeros(second.sum())])
 
 
 def pair_table(matchups: np.ndarray, outcomes: np.ndarray, n_models: int) -> tuple[np.ndarray, np.ndarray]:
@@ -298,7 +316,7 @@ def bootstrap_bt(
         X = design(pairs, None, len(models), alpha)
         theta_hat = _fit_point(X, table.sum(axis=1), table[:, 0] + 0.5 * table[:, 1], len(models), 0.0)
         W, S = _resample_pairs(table, n_rounds, np.random.default_rng(seed))
-        natural = _fit_replicates(X, W, S, len(models), 0.0, theta_hat)
+        natural = _fit_replicates(X, W, S, len(models), 0.0, theta_hat, pairs)
     offset = 0.0
     if anchor is not None:
         point = bradley_terry(battles, None, scale=scale, base=base, init=init, authors_compat=authors_compat)
