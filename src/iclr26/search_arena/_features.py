@@ -108,7 +108,7 @@ def response_length(messages: list[dict[str, Any]]) -> float:
 
 def citation_count(web_search_trace: list[list[Any]]) -> float:
     """URLs cited per turn (0 for an empty trace)."""
-    if not web_search_trace:
+    if web_search_trace is None or len(web_search_trace) == 0:  # lists, or arrays when read from Parquet
         return 0.0
     return sum(len(turn) for turn in web_search_trace) / len(web_search_trace)
 
@@ -116,14 +116,15 @@ def citation_count(web_search_trace: list[list[Any]]) -> float:
 def domain_counts(web_search_trace: list[list[Any]]) -> dict[str, int]:
     """Number of citations per domain category over all turns."""
     counts = dict.fromkeys(DOMAIN_CATEGORIES, 0)
-    for turn in web_search_trace or []:
+    for turn in [] if web_search_trace is None else web_search_trace:
         for _title, url in turn:
             counts[domain_category(url)] += 1
     return counts
 
 
 def _side_features(row: pd.Series, side: str) -> dict[str, float]:
-    trace = (row[f"system_{side}_metadata"] or {}).get("web_search_trace", [])
+    meta = row[f"system_{side}_metadata"]
+    trace = meta.get("web_search_trace", []) if isinstance(meta, dict) else []
     feats = {
         "response_length": response_length(row[f"messages_{side}"]),
         "citation_count": citation_count(trace),
