@@ -222,7 +222,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "search-arena",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Crowd-sourced preferences over search-augmented LLMs: what drives human preference.",
     ),
     _E(
