@@ -71,7 +71,7 @@ def test_chord_replicates_equal_newton_replicates():
     W = np.random.default_rng(0).multinomial(n, np.full(n, 1 / n), size=7).astype(float)
     D = _solver._Design(X)
     H_inv = _solver.chord_inverse(D, W.mean(0), len(models), 0.5, point[0])
-    chord, ok = _solver.chord_fit(D, W, W * o, len(models), 0.5, point[0], H_inv)
+    chord, ok = _solver.chord_fit(D, W, W * o, len(models), 0.5, point[0], H_inv, tol=1e-11)
     newton, ok2 = _solver.newton_fit(X, W, W * o, len(models), 0.5)
     assert ok.all() and ok2.all()
     np.testing.assert_allclose(chord, newton, atol=1e-9)

@@ -162,12 +162,14 @@ def chord_fit(
     reg: float,
     theta_hat: np.ndarray,
     H_inv: np.ndarray,
-    tol: float = 1e-10,
+    tol: float = 1e-8,
     max_iter: int = 30,
 ) -> tuple[np.ndarray, np.ndarray]:
     """Fit bootstrap replicates from the full-data optimum ``theta_hat`` (P,) with its fixed Hessian.
 
     ``W``/``S`` are the replicates' battle and win counts (R, rows), ``H_inv`` from :func:`chord_inverse`.
+    The default ``tol`` (relative gradient 1e-8) puts a replicate within about 1e-4 Elo of its optimum,
+    far below the bootstrap's own Monte-Carlo noise; each iteration shrinks the gradient about tenfold.
     Returns ``theta`` (R, P) and ``converged`` (R,).
     """
     R = W.shape[0]
