@@ -224,6 +224,9 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "LLM evaluation",
         "partial",
         "Crowd-sourced preferences over search-augmented LLMs: what drives human preference.",
+        budget_s=90.0,
+        budget_reason="loads the embedded SmolLM2 (about 18 s, plus a one-off GGUF conversion on a cold "
+        "cache) and scores 96 judging prompts for the citation probe",
     ),
     _E(
         "multi-lcb",

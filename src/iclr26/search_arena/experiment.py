@@ -12,9 +12,11 @@ authors count them) and reports how much the coefficients shrink.
 
 Claims: ratings recovered (Spearman with the truth), coverage of the planted coefficients by their 95%
 bootstrap intervals, how often the null feature is called significant, and style control moving the
-long-answer system down. The paper's human-preference findings need the released battles: set
-``ICLR26_SEARCH_ARENA_DATA`` to ``search_arena_24k.jsonl`` (or its Parquet); otherwise they are not
-measurable here.
+long-answer system down. The citation probe (:mod:`._probe`) asks the run's model (the embedded SmolLM2
+unless ``--model`` names another) to judge answer pairs that differ only in their appended citations
+(12 questions at ``small``, 24 at ``medium``; both orders; relevant and irrelevant citations). The
+paper's human-preference findings need the released battles: set ``ICLR26_SEARCH_ARENA_DATA`` to
+``search_arena_24k.jsonl`` (or its Parquet); otherwise they are not measurable here.
 """
 
 from __future__ import annotations
@@ -30,7 +32,9 @@ from ..claims import Claim, Result
 from ..runtime import RunContext
 from ..uncertainty import bootstrap, over_seeds
 from . import bradley_terry, controlled_bt, load_search_arena, transform_features
+from ._probe import QUESTIONS, citation_coefficient, citation_preference, citation_probe
 
+MODEL_OPTIONS = ("model", "api_key_env")
 N_SYSTEMS = 13
 N_VOTES = 12_600
 PLANTED = {"response_length": 0.25, "citation_count": 0.15, "cites_wiki": 0.10, "null_count": 0.0}
@@ -119,6 +123,32 @@ def _real_data_claims(path: str, n_rounds: int) -> list[Claim]:
     ]
 
 
+def _probe_claims(ctx: RunContext) -> tuple[list[Claim], dict]:
+    """The citation probe with the run's model (the embedded SmolLM2 by default): an LLM voter."""
+    model = ctx.load_model(default="embedded")
+    n_q = 12 if ctx.small else len(QUESTIONS)
+    votes = citation_probe(model, ctx.rng(777), n_questions=n_q)
+    claims, metrics = [], {"probe_first_position_share": float(votes["first_won"].mean())}
+    for relevant in (False, True):
+        sub = votes[votes["relevant"] == relevant]
+        kind = "relevant" if relevant else "irrelevant"
+        pref = citation_preference(sub).to_numpy()
+        metrics[f"probe_bt_coefficient_{kind}"] = citation_coefficient(sub)
+        claims.append(
+            bootstrap(lambda x: float(np.mean(x)), pref, unit="questions").claim(
+                f"LLM voter ({model.name}) prefers the answer with more citations when they are {kind}",
+                ">",
+                0.0,
+                paper="users prefer more citations even when they do not support the claims (human voters)",
+                scale=f"{n_q} questions x 2 orders, citation counts 0-4 per side",
+                detail="position-free log-odds margin for the more-cited answer (an LLM voter, not users); "
+                f"contextual-BT coefficient {metrics[f'probe_bt_coefficient_{kind}']:.3g} "
+                f"(first position chosen in {metrics['probe_first_position_share']:.0%} of votes)",
+            )
+        )
+    return claims, metrics
+
+
 def run(ctx: RunContext) -> Result:
     n_seeds = 50 if ctx.small else 200
     n_tie_seeds = 10 if ctx.small else 50
@@ -182,11 +212,9 @@ def run(ctx: RunContext) -> Result:
             "needs the cross-arena battles (text_arena_battles.jsonl, Git LFS) and live systems",
             paper="search-augmented models are not worse in the text arena",
         ),
-        Claim.not_measurable(
-            "An LLM voter prefers answers with more citations even when they are irrelevant",
-            "the SmolLM2 citation probe is not implemented yet",
-        ),
     ]
+    probe_claims, probe_metrics = _probe_claims(ctx)
+    claims += probe_claims
     shrink = {k: float(np.mean([r["estimate"][k] for r in tied]) / v) for k, v in PLANTED.items() if v}
     rows = [
         {
@@ -205,6 +233,7 @@ def run(ctx: RunContext) -> Result:
             "coverage_per_feature": {k: float(np.mean([r["covered"][k] for r in per_seed])) for k in shrink},
             "davidson_tie_shrinkage": shrink,
             "long_plain_minus_truth_elo": float(np.mean([r["long_plain_minus_truth"] for r in per_seed])),
+            **probe_metrics,
         },
         tables={"coefficients": rows},
     )
