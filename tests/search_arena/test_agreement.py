@@ -14,6 +14,9 @@ from iclr26.search_arena import bootstrap_bt, bradley_terry, controlled_bt, doma
 from . import authors_ref
 from .gen import CASES, battle_set, url_table
 
+# Their L-BFGS call passes SciPy's deprecated `disp` option; that is theirs, not ours.
+pytestmark = pytest.mark.filterwarnings("ignore:.*`disp` and `iprint`:DeprecationWarning")
+
 STYLE = ["response_length_a", "citation_count_a", "response_length_b", "citation_count_b"]
 
 
