@@ -173,5 +173,5 @@ def test_prompts_equal_authors(authors):
 def test_strength_equals_authors(authors):
     for c in (0.01, 0.3, 0.5, 0.8, 0.9999):
         assert strength(c) == pytest.approx(
-            authors["decide"].confidence_to_delta(c, scale=3.0), rel=1e-6, abs=1e-6
+            authors["decide"].confidence_to_delta(c, scale=3.0), rel=2e-5
         )  # theirs is float32
