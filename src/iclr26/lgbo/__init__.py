@@ -13,14 +13,23 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from ._bo import LGBO, RunResult, fit_gp
 from ._lift import LiftedModel, RegionLift, lifted_model, sobol_grid
+from ._oracle import TOY_BOUNDS, TOY_OPTIMUM, PreferenceOracle, toy_function
 from ._plan import LiftPlan, preference_to_lift, strength
 from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, parse_preference, toy_task, user_prompt
 
 __all__ = [
     "SYSTEM_PROMPT",
     "STRICT_RETRY",
+    "LGBO",
     "LiftPlan",
+    "PreferenceOracle",
+    "RunResult",
+    "TOY_BOUNDS",
+    "TOY_OPTIMUM",
+    "fit_gp",
+    "toy_function",
     "LiftedModel",
     "RegionLift",
     "build_prompts",

@@ -1,0 +1,230 @@
+"""Headline experiment: LGBO with simulated experts against GP-BO, piBO and the random-region ablation.
+
+Problems: the authors' ackley and levy toy functions in 6-D with their bounds (minimised). Every method
+starts from the same scrambled-Sobol design per seed (``n_init = 6``) and proposes ``q = 3`` points per
+round with qLogEI on the same GP (Matern-5/2, one ``Standardize``):
+
+- ``gpbo``: no guidance; ``pibo``: the preference's centre as a Gaussian prior on the acquisition
+  (``PriorGuidedAcquisitionFunction``, exponent ``10 / round``);
+- ``lgbo-aligned`` / ``lgbo-misaligned`` / ``lgbo-random``: region lift from a :class:`PreferenceOracle`
+  (box of half the range per side, ``c = 0.8``; medium adds ``c = 0.6, 0.95``).
+
+Per (problem, seed), ``y0`` is the best initial value and ``y*`` the best value any method found; the
+normalised regret of a run is ``(best - y*) / (y0 - y*)`` and its rounds-to-90 % the first round where
+its best closes 90 % of the gap (``rounds + 1`` if never). Intervals are paired bootstraps over seeds.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from ..claims import Claim, Result
+from ..runtime import RunContext
+from ..uncertainty import bootstrap, paired_difference
+from . import (
+    LGBO,
+    TOY_BOUNDS,
+    TOY_OPTIMUM,
+    PreferenceOracle,
+    RegionLift,
+    lifted_model,
+    toy_function,
+    toy_task,
+)
+from ._lift import monte_carlo_tilt
+
+PROBLEMS = ("ackley", "levy")
+D, N_INIT, Q = 6, 6, 3
+FAST = dict(num_restarts=1, raw_samples=32, mc_samples=32, fit_maxiter=25, acq_maxiter=20)
+MISALIGNED_MARGIN = 0.2  # stated before the run: a fifth of the initial-to-best gap
+
+
+def _methods(confidences: tuple[float, ...]) -> list[tuple[str, str, str | None, float]]:
+    """(name, guidance, oracle kind, confidence) of every method."""
+    out = [("gpbo", "none", None, 0.0), ("pibo", "pibo", "aligned", 0.8)]
+    for c in confidences:
+        tag = "" if c == 0.8 else f"-c{c}"
+        out += [
+            (f"lgbo-aligned{tag}", "lift", "aligned", c),
+            (f"lgbo-misaligned{tag}", "lift", "misaligned", c),
+        ]
+    out.append(("lgbo-random", "lift", "random", 0.8))
+    return out
+
+
+def _run_one(problem: str, seed: int, guidance: str, kind: str | None, c: float, rounds: int) -> np.ndarray:
+    """Best-so-far curve ``(rounds + 1,)`` of one method on one problem and seed."""
+    lo, hi = TOY_BOUNDS[problem]
+    bounds = np.array([[lo] * D, [hi] * D])
+    oracle = None
+    if kind is not None:
+        oracle = PreferenceOracle(kind, c, 0.5, np.full(D, TOY_OPTIMUM[problem]), bounds, seed=seed)
+    opt = LGBO(
+        bounds,
+        llm=oracle,
+        goal="min",
+        n_init=N_INIT,
+        batch_size=Q,
+        guidance=guidance,
+        task=toy_task(problem, bounds.T) if oracle else None,
+        seed=seed,
+        **FAST,
+    )
+    return opt.minimize(lambda X: toy_function(problem, X), rounds).best_so_far
+
+
+def _normalise(curves: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Normalised regret curves per method ``(seeds, rounds + 1)``, gap to the best any method found."""
+    stacked = np.stack(list(curves.values()))
+    y0 = stacked[:, :, 0].max(0)  # identical initial design: the same for all methods
+    best = stacked.min(axis=(0, 2))
+    gap = np.maximum(y0 - best, 1e-12)
+    return {m: (c - best[:, None]) / gap[:, None] for m, c in curves.items()}
+
+
+def _rounds_to_90(regret: np.ndarray) -> np.ndarray:
+    """First round with normalised regret <= 0.1, per seed (``rounds + 1`` if never)."""
+    hit = regret <= 0.1
+    return np.where(hit.any(1), hit.argmax(1), regret.shape[1]).astype(float)
+
+
+def _tilt_identity(ctx: RunContext, n_gps: int) -> np.ndarray:
+    """z-scores (Monte-Carlo tilted mean - lifted mean) / SE on ``n_gps`` random GPs x 5 points."""
+    from botorch.models import SingleTaskGP
+    from botorch.models.transforms.outcome import Standardize
+
+    zs = []
+    for k in range(n_gps):
+        g = torch.Generator().manual_seed(ctx.seed * 1000 + k)
+        d = 1 + k % 4
+        X = torch.rand(8, d, generator=g, dtype=torch.double)
+        y = 3 * torch.randn(8, 1, generator=g, dtype=torch.double) + 1
+        model = SingleTaskGP(X, y, outcome_transform=Standardize(m=1)).eval()
+        lb = 0.5 * torch.rand(d, generator=g, dtype=torch.double)
+        lifted = lifted_model(model, (RegionLift(64, 0.08), lb, lb + 0.4), 1.0)
+        Xq = torch.rand(5, d, generator=g, dtype=torch.double)
+        with torch.no_grad():
+            est, se = monte_carlo_tilt(lifted, Xq, 20000, seed=k)
+            zs.append(((est - lifted.posterior(Xq).mean.squeeze(-1)) / se).numpy())
+    return np.concatenate(zs)
+
+
+def _plot(ctx: RunContext, curves: dict[str, dict[str, np.ndarray]]) -> None:
+    import matplotlib.pyplot as plt
+
+    fig, axes = plt.subplots(1, len(curves), figsize=(5 * len(curves), 3.6))
+    for ax, (problem, per_method) in zip(np.atleast_1d(axes), curves.items()):
+        for m, c in per_method.items():
+            mean, sd = c.mean(0), c.std(0, ddof=1) / np.sqrt(len(c))
+            ax.plot(mean, label=m)
+            ax.fill_between(np.arange(len(mean)), mean - 1.96 * sd, mean + 1.96 * sd, alpha=0.15)
+        ax.set(title=f"{problem}-{D}D", xlabel="round (q=3)", ylabel="best f so far (mean, 95% band)")
+    np.atleast_1d(axes)[0].legend(fontsize=7)
+    ctx.savefig(fig, "lgbo_best_so_far.png")
+
+
+def run(ctx: RunContext) -> Result:
+    seeds = 5 if ctx.small else 20
+    rounds = 10 if ctx.small else 30
+    methods = _methods((0.8,) if ctx.small else (0.6, 0.8, 0.95))
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        raw: dict[str, dict[str, np.ndarray]] = {}
+        jobs = [(p, m) for p in PROBLEMS for m in methods]
+        for problem, (name, guidance, kind, c) in ctx.progress(jobs, total=len(jobs), desc="methods"):
+            runs = [_run_one(problem, ctx.seed * 1000 + s, guidance, kind, c, rounds) for s in range(seeds)]
+            raw.setdefault(problem, {})[name] = np.stack(runs)
+        z = _tilt_identity(ctx, 10)
+    finally:
+        torch.set_num_threads(threads)
+    _plot(ctx, raw)
+    scale = f"{seeds} seeds x {rounds} rounds x q={Q}, {D}-D, n_init={N_INIT}, c=0.8, box half the range"
+    claims, rows = [], []
+    for problem in PROBLEMS:
+        reg = _normalise(raw[problem])
+        r90 = {m: _rounds_to_90(r) for m, r in reg.items()}
+        final = {m: r[:, -1] for m, r in reg.items()}
+        for m in reg:
+            rows.append(
+                {
+                    "problem": problem,
+                    "method": m,
+                    "median rounds to 90%": float(np.median(r90[m])),
+                    "mean final normalised regret": float(final[m].mean()),
+                    "mean final best f": float(raw[problem][m][:, -1].mean()),
+                }
+            )
+        for peer in ("gpbo", "pibo"):
+            est = paired_difference(np.mean, r90[peer], r90["lgbo-aligned"], unit="seeds")
+            claims.append(
+                est.claim(
+                    f"{problem}-{D}D: aligned LGBO reaches 90% of the best observed value in fewer "
+                    f"rounds than {peer.upper()}",
+                    ">",
+                    0.0,
+                    paper="6 vs > 10 iterations (GPBO)",
+                    scale=scale,
+                    detail=f"mean rounds-to-90% {peer} - aligned (medians {np.median(r90[peer]):.1f} vs "
+                    f"{np.median(r90['lgbo-aligned']):.1f}; never reached counts as {rounds + 1})",
+                )
+            )
+        est = paired_difference(np.mean, final["lgbo-misaligned"], final["gpbo"], unit="seeds")
+        claims.append(
+            est.claim(
+                f"{problem}-{D}D: misaligned LGBO's final best stays within a margin of GP-BO's (worst case)",
+                "<=",
+                MISALIGNED_MARGIN,
+                paper="bounded degradation under misleading guidance",
+                scale=scale,
+                detail="final normalised regret misaligned - GPBO; margin 0.2 of the initial-to-best gap",
+            )
+        )
+        est = paired_difference(np.mean, final["lgbo-random"], final["lgbo-aligned"], unit="seeds")
+        claims.append(
+            est.claim(
+                f"{problem}-{D}D: the informed lift beats a random-region lift",
+                ">",
+                0.0,
+                paper="informed regions beat random regions (ablation)",
+                scale=scale,
+                detail="final normalised regret random-region - aligned",
+            )
+        )
+    within = (np.abs(z) <= 3).astype(float)
+    claims.append(
+        bootstrap(np.mean, within, unit="(GP, point) pairs").claim(
+            "The lifted mean equals the exponentially tilted posterior mean (Monte-Carlo identity)",
+            ">=",
+            0.9,
+            paper="E_tilt[f] = mu + lambda Sigma a (derivation)",
+            scale="10 random GPs x 5 points, 20,000 samples",
+            detail=f"fraction of |z| <= 3 (max |z| = {np.abs(z).max():.2f}); 0.997 expected if it holds",
+        )
+    )
+    claims += _not_measurable()
+    return Result(
+        claims=claims,
+        tables={"methods": rows},
+        metrics={"tilt_identity_max_abs_z": float(np.abs(z).max())},
+        notes="Simulated experts (PreferenceOracle); the real-LLM, HPLC and wet-lab claims are not "
+        "measured here (see docs/lgbo.md).",
+    )
+
+
+def _not_measurable() -> list[Claim]:
+    return [
+        Claim.not_measurable(
+            "SmolLM2 as the LLM: parse rate and rounds-to-90% vs GPBO",
+            "not run yet: the embedded SmolLM2-135M loop did not fit this build's time; the prompt, parser "
+            "and strict retry are implemented and tested on replies",
+        ),
+        Claim.not_measurable(
+            "HPLC (olymp): LGBO beats GPBO",
+            "not run yet: the olymp wheel and the 12-NN IDW oracle are not wired",
+        ),
+        Claim.not_measurable(
+            "Fe-Cr wet-lab campaign results", "a physical laboratory campaign; not reproducible here"
+        ),
+    ]
