@@ -174,3 +174,42 @@ def test_oracle_rejects_bad_arguments(kwargs, match):
 def test_toy_function_rejects_unknown_name():
     with pytest.raises(ValueError, match="name"):
         toy_function("sphere", np.zeros((1, 2)))
+
+
+def test_idw_oracle_interpolates_and_returns_measurements_on_exact_hits():
+    from iclr26.lgbo import IDWOracle
+
+    X = np.array([[0.0, 0.0], [1.0, 0.0], [0.0, 1.0], [1.0, 1.0]])
+    y = np.array([0.0, 1.0, 2.0, 3.0])
+    oracle = IDWOracle(X, y, k=4)
+    np.testing.assert_allclose(oracle(X), y)
+    assert oracle(np.array([[0.5, 0.5]]))[0] == pytest.approx(1.5)
+    near = oracle(np.array([[0.01, 0.0]]))[0]
+    assert 0 < near < 0.1
+    nearest_only = IDWOracle(X, y, k=1)(np.array([[0.9, 0.9]]))
+    assert nearest_only[0] == pytest.approx(3.0)
+
+
+def test_idw_oracle_rejects_bad_input():
+    from iclr26.lgbo import IDWOracle
+
+    X = np.zeros((3, 2))
+    with pytest.raises(ValueError, match="y"):
+        IDWOracle(X, np.zeros(2))
+    with pytest.raises(ValueError, match="k"):
+        IDWOracle(X, np.zeros(3), k=0)
+    with pytest.raises(ValueError, match="Q"):
+        IDWOracle(X, np.zeros(3))(np.zeros((1, 3)))
+
+
+def test_hplc_data_from_the_olymp_wheel():
+    from iclr26.lgbo import HPLC_PARAMETERS, IDWOracle, hplc_data, hplc_task
+
+    try:
+        X, y = hplc_data()
+    except ImportError:
+        pytest.skip("olymp wheel not installed")
+    assert X.shape == (1386, len(HPLC_PARAMETERS)) and y.shape == (1386,)
+    oracle = IDWOracle(X, y)
+    assert oracle(X[np.argmax(y)][None])[0] == pytest.approx(y.max())
+    assert hplc_task(oracle.bounds)["parameters"][4]["name"] == "push_speed"

@@ -14,6 +14,7 @@ from collections.abc import Iterable, Mapping
 from typing import Any
 
 from ._bo import LGBO, RunResult, fit_gp
+from ._hplc import HPLC_PARAMETERS, IDWOracle, hplc_data, hplc_task
 from ._lift import LiftedModel, RegionLift, lifted_model, sobol_grid
 from ._oracle import TOY_BOUNDS, TOY_OPTIMUM, PreferenceOracle, toy_function
 from ._plan import LiftPlan, preference_to_lift, strength
@@ -22,6 +23,8 @@ from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, parse_preference, toy_task, us
 __all__ = [
     "SYSTEM_PROMPT",
     "STRICT_RETRY",
+    "HPLC_PARAMETERS",
+    "IDWOracle",
     "LGBO",
     "LiftPlan",
     "PreferenceOracle",
@@ -29,6 +32,8 @@ __all__ = [
     "TOY_BOUNDS",
     "TOY_OPTIMUM",
     "fit_gp",
+    "hplc_data",
+    "hplc_task",
     "toy_function",
     "LiftedModel",
     "RegionLift",
