@@ -213,3 +213,16 @@ def test_hplc_data_from_the_olymp_wheel():
     oracle = IDWOracle(X, y)
     assert oracle(X[np.argmax(y)][None])[0] == pytest.approx(y.max())
     assert hplc_task(oracle.bounds)["parameters"][4]["name"] == "push_speed"
+
+
+def test_llm_warm_start_fills_the_preferred_box_and_is_logged():
+    llm = _Scripted(["[region, [[1, 1], [3, 4]], 0.9]"])
+    opt = LGBO(BOUNDS, llm=llm, warm_start="llm", n_init=8, task=toy_task("ackley", BOUNDS.T), **FAST)
+    X = opt.initial_design()
+    assert X.shape == (8, D)
+    assert np.all(X >= [1, 1]) and np.all(X <= [3, 4])
+    assert "[History]" not in llm.prompts[0] and opt.warm_start_log["plan"]["mode"] == "region"
+    with pytest.raises(ValueError, match="warm_start"):
+        LGBO(BOUNDS, warm_start="llm")
+    with pytest.raises(ValueError, match="warm_start"):
+        LGBO(BOUNDS, warm_start="grid")

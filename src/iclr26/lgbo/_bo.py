@@ -105,6 +105,8 @@ class LGBO:
     guidance:
         ``"lift"`` (LGBO), ``"pibo"`` (the preference as a Gaussian prior on the acquisition, piBO) or
         ``"none"``.
+    warm_start:
+        ``"sobol"`` or ``"llm"`` (the initial design fills the LLM's first preferred box).
     task:
         Prompt fields for :func:`build_prompts` (e.g. :func:`toy_task`); required with an ``llm``.
     rule, guidance_scale, grid_size, compat:
@@ -124,6 +126,7 @@ class LGBO:
         kernel: str = "matern52",
         acquisition: str = "qLogEI",
         guidance: str = "lift",
+        warm_start: str = "sobol",
         task: dict | None = None,
         rule: str = "authors",
         guidance_scale: float = 3.0,
@@ -145,6 +148,10 @@ class LGBO:
         self.kernel = check_in(kernel, ("matern52", "rbf"), "kernel")
         check_in(acquisition, ("qLogEI",), "acquisition")
         self.guidance = check_in(guidance, GUIDANCES, "guidance")
+        self.warm_start = check_in(warm_start, ("sobol", "llm"), "warm_start")
+        if warm_start == "llm" and llm is None:
+            raise ValueError("warm_start='llm' needs an llm")
+        self.warm_start_log: dict[str, Any] = {}
         check_in(rule, ("authors", "paper"), "rule")
         check_in(compat, (None, "authors"), "compat")
         if llm is not None and (not isinstance(task, dict) or "parameters" not in task):
@@ -166,9 +173,22 @@ class LGBO:
         return self.lo + Z.detach().numpy() * (self.hi - self.lo)
 
     def initial_design(self) -> np.ndarray:
-        """``(n_init, d)`` scrambled-Sobol points in physical units (seeded by ``seed``)."""
-        Z = torch.quasirandom.SobolEngine(self.d, scramble=True, seed=self.seed).draw(self.n_init)
-        return self._to_phys(Z.double())
+        """``(n_init, d)`` scrambled-Sobol points in physical units (seeded by ``seed``).
+
+        With ``warm_start="llm"`` the LLM is asked once with an empty history and the points fill its
+        preferred box (the whole space when the reply gives none); ``warm_start_log`` records the exchange.
+        """
+        Z = torch.quasirandom.SobolEngine(self.d, scramble=True, seed=self.seed).draw(self.n_init).double()
+        if self.warm_start == "llm":
+            entry: dict[str, Any] = {}
+            empty = np.empty((0, self.d))
+            plan = self._plan(self._preference(empty, np.empty(0), entry), entry)
+            if plan.lb is not None and plan.mode != "none":
+                lb, ub = torch.as_tensor(plan.lb), torch.as_tensor(plan.ub)
+                Z = lb + Z * (ub - lb)
+            entry["plan"] = self._plan_record(plan, 0.0)
+            self.warm_start_log = entry
+        return self._to_phys(Z)
 
     # -- one round ---------------------------------------------------------------------------------
     def _history(self, X: np.ndarray, y: np.ndarray) -> list[dict[str, Any]]:

@@ -41,16 +41,18 @@ BOX_FRAC = 0.4  # box side / range: 0.4**6 * 512 = 2.1 expected grid hits, the s
 MISALIGNED_MARGIN = 0.2  # stated before the run: a fifth of the initial-to-best gap
 
 
-def _methods(confidences: tuple[float, ...]) -> list[tuple[str, str, str | None, float]]:
-    """(name, guidance, oracle kind, confidence) of every method."""
-    out = [("gpbo", "none", None, 0.0), ("pibo", "pibo", "aligned", 0.8)]
+def _methods(confidences: tuple[float, ...], warm_only: bool = False) -> list[tuple]:
+    """(name, guidance, oracle kind, confidence, warm start) of every method."""
+    out = [("gpbo", "none", None, 0.0, "sobol"), ("pibo", "pibo", "aligned", 0.8, "sobol")]
     for c in confidences:
         tag = "" if c == 0.8 else f"-c{c}"
         out += [
-            (f"lgbo-aligned{tag}", "lift", "aligned", c),
-            (f"lgbo-misaligned{tag}", "lift", "misaligned", c),
+            (f"lgbo-aligned{tag}", "lift", "aligned", c, "sobol"),
+            (f"lgbo-misaligned{tag}", "lift", "misaligned", c, "sobol"),
         ]
-    out.append(("lgbo-random", "lift", "random", 0.8))
+    out.append(("lgbo-random", "lift", "random", 0.8, "sobol"))
+    if warm_only:  # the aligned expert's box seeds the initial design, no lift afterwards
+        out.append(("warm-start-only", "none", "aligned", 0.8, "llm"))
     return out
 
 
@@ -79,7 +81,9 @@ def _problem(name: str) -> dict:
     }
 
 
-def _run_one(spec: dict, seed: int, guidance: str, kind: str | None, c: float, rounds: int) -> np.ndarray:
+def _run_one(
+    spec: dict, seed: int, guidance: str, kind: str | None, c: float, warm: str, rounds: int
+) -> np.ndarray:
     """Best-so-far curve ``(rounds + 1,)`` of one method on one problem and seed, as a minimisation."""
     oracle = None
     if kind is not None:
@@ -91,6 +95,7 @@ def _run_one(spec: dict, seed: int, guidance: str, kind: str | None, c: float, r
         n_init=N_INIT,
         batch_size=Q,
         guidance=guidance,
+        warm_start=warm,
         task=spec["task"] if oracle else None,
         seed=seed,
         **FAST,
@@ -103,7 +108,7 @@ def _run_one(spec: dict, seed: int, guidance: str, kind: str | None, c: float, r
 def _normalise(curves: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
     """Normalised regret curves per method ``(seeds, rounds + 1)``, gap to the best any method found."""
     stacked = np.stack(list(curves.values()))
-    y0 = stacked[:, :, 0].max(0)  # identical initial design: the same for all methods
+    y0 = stacked[:, :, 0].max(0)  # the shared Sobol start (the worse one if a warm start differs)
     best = stacked.min(axis=(0, 2))
     gap = np.maximum(y0 - best, 1e-12)
     return {m: (c - best[:, None]) / gap[:, None] for m, c in curves.items()}
@@ -191,7 +196,7 @@ def _plot(ctx: RunContext, curves: dict[str, dict[str, np.ndarray]]) -> None:
 def run(ctx: RunContext) -> Result:
     seeds = 5 if ctx.small else 20
     rounds = 10 if ctx.small else 30
-    methods = _methods((0.8,) if ctx.small else (0.6, 0.8, 0.95))
+    methods = _methods((0.8,), False) if ctx.small else _methods((0.6, 0.8, 0.95), True)
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
@@ -199,9 +204,11 @@ def run(ctx: RunContext) -> Result:
         problems = PROBLEMS if ctx.small else (*PROBLEMS, "hplc")
         specs = {p: _problem(p) for p in problems}
         jobs = [(p, m) for p in problems for m in methods]
-        for problem, (name, guidance, kind, c) in ctx.progress(jobs, total=len(jobs), desc="methods"):
+        for problem, (name, guidance, kind, c, warm) in ctx.progress(jobs, total=len(jobs), desc="methods"):
             spec = specs[problem]
-            runs = [_run_one(spec, ctx.seed * 1000 + s, guidance, kind, c, rounds) for s in range(seeds)]
+            runs = [
+                _run_one(spec, ctx.seed * 1000 + s, guidance, kind, c, warm, rounds) for s in range(seeds)
+            ]
             raw.setdefault(problem, {})[name] = np.stack(runs)
         z = _tilt_identity(ctx, 10)
         parsed = None if ctx.small else _llm_parse_rate(ctx, 20)
