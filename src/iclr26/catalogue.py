@@ -325,8 +325,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "lgbo",
         "Bayesian optimization",
-        "planned",
+        "partial",
         "LLM preference-guided Bayesian optimization with a region-lifted surrogate mean.",
+        budget_s=120.0,
+        budget_reason="5 BO methods x 2 problems x 5 seeds x 10 rounds, each round a GP fit and a qLogEI "
+        "optimisation on one core",
     ),
     _E(
         "pta-cad",
