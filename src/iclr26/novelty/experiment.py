@@ -24,8 +24,7 @@ import numpy as np
 from ..claims import Claim, Result
 from ..runtime import RunContext
 from ..uncertainty import exact, hierarchical_bootstrap, paired_difference
-from . import NgramIndex, fluency_score, frontier_plot, novelty, originality
-from . import _lm
+from . import NgramIndex, _lm, fluency_score, frontier_plot, novelty, originality
 from ._shakespeare import load_corpus
 from ._tokenize import tokenize
 
@@ -225,7 +224,8 @@ def _claims(cfg, scores, h, sh, vb, seed) -> list[Claim]:
             detail="mean N(shuffled) - N(human)",
         ),
         Claim.not_measurable(
-            "Improving the base model at the same scale (OLMo 7B -> OLMo-2 7B) raises novelty via originality",
+            "Improving the base model at the same scale (OLMo 7B -> OLMo-2 7B) raises novelty "
+            "via originality",
             "needs OLMo / OLMo-2 weights and their training data index; nothing is downloaded here",
             paper="OLMo-2 7B > OLMo 7B",
         ),
