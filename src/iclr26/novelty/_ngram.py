@@ -145,7 +145,7 @@ class NgramIndex:
             lengths = {len(r) for r in rows}
             if len(lengths) != 1:
                 raise ValueError(f"ngrams must all have the same length, got lengths {sorted(lengths)}")
-            arr = np.stack([self.ids(r) for r in rows])
+            arr = self.ids([u for r in rows for u in r]).reshape(len(rows), lengths.pop())
         if arr.ndim != 2:
             raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
         if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
