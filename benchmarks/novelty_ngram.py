@@ -3,9 +3,10 @@
 Corpora: the Shakespeare training part (see ``iclr26.novelty._shakespeare``) and a synthetic corpus of
 Zipf-distributed words of ``--synthetic-mb`` megabytes. For each: build time and peak resident memory
 of the build (measured in a child process), then ``--queries`` word n-grams (n drawn from 1..6, half
-taken from the corpus, half random) counted by our batched ``count`` and by infini-gram's ``count``
-called once per query (the boundary-delimited byte string ``" w1 ... wn "`` on an index of the corpus
-written as ``" u1 u2 ... "`` per document); the two sets of counts must be equal.
+taken from the corpus, half random) counted by our batched ``count`` (from strings, and from
+pre-encoded ids) and by infini-gram's ``count`` called once per query (the boundary-delimited byte
+string ``" w1 ... wn "`` on an index of the corpus written as ``" u1 u2 ... "`` per document); the
+two sets of counts must be equal.
 
 infini-gram is optional (``pip install infini-gram==2.6.0``, in the benchmark's environment); without
 it only our numbers are printed. ``rusty-dawg`` is not run (not installed here).
@@ -74,14 +75,26 @@ def queries(docs_units: list[list[str]], vocab: list[str], m: int, seed: int = 1
     return out
 
 
-def ours(index: NgramIndex, qs: list[tuple[str, ...]]) -> tuple[np.ndarray, float]:
-    t0 = time.perf_counter()
+def ours(index: NgramIndex, qs: list[tuple[str, ...]]) -> tuple[np.ndarray, float, float]:
+    """Counts of string n-grams (strings in: id conversion included), and the time of the same batch
+    given as pre-encoded id arrays (as infini-gram is given pre-encoded byte lists)."""
     lens = np.array([len(q) for q in qs])
+    groups = {n: np.flatnonzero(lens == n) for n in ORDERS}
+    t0 = time.perf_counter()
     out = np.zeros(len(qs), dtype=np.int64)
-    for n in ORDERS:
-        rows = np.flatnonzero(lens == n)
+    for rows in groups.values():
         out[rows] = index.count([qs[i] for i in rows])
-    return out, time.perf_counter() - t0
+    strings_s = time.perf_counter() - t0
+    encoded = {
+        n: index.ids([u for i in rows for u in qs[i]]).reshape(len(rows), n) for n, rows in groups.items()
+    }
+    t0 = time.perf_counter()
+    again = np.zeros(len(qs), dtype=np.int64)
+    for n, rows in groups.items():
+        again[rows] = index.count(encoded[n])
+    ids_s = time.perf_counter() - t0
+    assert np.array_equal(out, again)
+    return out, strings_s, ids_s
 
 
 def infini_gram(docs_units: list[list[str]], qs, tmp: Path) -> dict | None:
@@ -131,7 +144,7 @@ def bench(name: str, docs: list[str], m: int) -> dict:
         index = NgramIndex.load(tmp / "ix.npz")
         units = [tokenize(d, "word") for d in docs]
         qs = queries(units, index.vocab, m)
-        counts, q_s = ours(index, qs)
+        counts, q_s, ids_s = ours(index, qs)
         row = {
             "corpus": name,
             "tokens": index.n_tokens,

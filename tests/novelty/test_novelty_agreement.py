@@ -141,3 +141,17 @@ def test_counts_equal_infini_gram(corpus, index, ref, tmp_path):
     theirs = np.array([engine.count(list((" " + " ".join(q) + " ").encode())).count for q in queries])
     np.testing.assert_array_equal(_count_all(index, queries), theirs)
     assert math.isclose((theirs > 0).mean(), 0.5, abs_tol=0.1)
+
+
+def test_infini_gram_adapter_equals_ours(corpus, index, ref, tmp_path):
+    pytest.importorskip("infini_gram.cpp_engine", reason="infini-gram not installed")
+    from iclr26.novelty import InfiniGramIndex
+
+    theirs = InfiniGramIndex.build(corpus, tmp_path / "ig")
+    queries = _queries(corpus, ref, n_queries=2000, seed=4)
+    np.testing.assert_array_equal(theirs.count(queries), _count_all(index, queries))
+    np.testing.assert_array_equal(theirs.contains(["w0 w1", "zzzq w0"]), index.contains(["w0 w1", "zzzq w0"]))
+    with pytest.raises(ValueError, match="ngrams"):
+        theirs.count([""])
+    with pytest.raises(ValueError, match="index_dir"):
+        InfiniGramIndex(tmp_path / "missing")
