@@ -152,6 +152,7 @@ def bench(name: str, docs: list[str], m: int) -> dict:
             "ours_build_s": built["seconds"],
             "ours_build_peak_mib": built["peak_mib"],
             "ours_query_s": q_s,
+            "ours_query_ids_s": ids_s,
         }
         peer = infini_gram(units, qs, tmp)
         if peer is not None:
@@ -161,6 +162,7 @@ def bench(name: str, docs: list[str], m: int) -> dict:
                     "ig_query_s": peer["query_s"],
                     "counts_equal": bool(np.array_equal(peer["counts"], counts)),
                     "speedup": peer["query_s"] / q_s,
+                    "speedup_ids": peer["query_s"] / ids_s,
                 }
             )
     return row
