@@ -5,6 +5,8 @@ ICLR 2026 (arXiv:2504.09389). The authors' code is not public; this follows the 
 
 - :class:`NgramIndex`: exact n-gram counts of a training corpus (sorted packed keys of vocabulary ids);
   :class:`InfiniGramIndex`: the same counts from a local infini-gram byte index (optional peer);
+- :class:`SuffixArrayIndex`: the same counts for n-grams of any order from one suffix array
+  (``pydivsufsort``);
 - :func:`originality`: per-sample fraction of unseen n-grams (prompt n-grams excluded, too-short
   samples NaN);
 - :func:`fluency_score`: a deterministic quality score from a reference trigram LM of the corpus;
@@ -16,10 +18,12 @@ from ._infini import InfiniGramIndex
 from ._metric import fluency_score, novelty, novelty_report, originality
 from ._ngram import NgramIndex
 from ._plot import frontier_plot
+from ._suffix import SuffixArrayIndex
 
 __all__ = [
     "InfiniGramIndex",
     "NgramIndex",
+    "SuffixArrayIndex",
     "fluency_score",
     "frontier_plot",
     "novelty",
