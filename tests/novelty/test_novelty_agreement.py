@@ -173,9 +173,10 @@ def test_suffix_array_counts_long_orders(corpus, ref, tmp_path):
         assert (got[: len(seen)] >= 1).all()
     longest = max(docs, key=len)
     assert sa.count([tuple(longest)])[0] >= 1  # a whole document
-    assert sa.count([tuple(longest) + ("w0",)])[0] == ref.ngram_counts(corpus, len(longest) + 1)[
-        tuple(longest) + ("w0",)
-    ]
+    assert (
+        sa.count([tuple(longest) + ("w0",)])[0]
+        == ref.ngram_counts(corpus, len(longest) + 1)[tuple(longest) + ("w0",)]
+    )
     loaded = SuffixArrayIndex.load(sa.save(tmp_path / "sa.npz"))
     q = [tuple(d[:3]) for d in docs if len(d) >= 3]
     np.testing.assert_array_equal(loaded.count(q), sa.count(q))
