@@ -100,14 +100,10 @@ def _front_end(image_size: int, width: int = 128):
         def __init__(self) -> None:
             super().__init__()
             self.conv = nn.Sequential(
-                nn.Conv2d(3, 32, 3, stride=2, padding=1),
-                nn.GELU(),
-                nn.Conv2d(32, 64, 3, stride=2, padding=1),
-                nn.GELU(),
-                nn.Conv2d(64, width, 3, stride=2, padding=1),
-                nn.GELU(),
-                nn.Conv2d(width, width, 3, padding=1),
-                nn.GELU(),
+                nn.Conv2d(3, 32, 3, stride=2, padding=1), nn.GELU(),
+                nn.Conv2d(32, 64, 3, stride=2, padding=1), nn.GELU(),
+                nn.Conv2d(64, width, 3, stride=2, padding=1), nn.GELU(),
+                nn.Conv2d(width, width, 3, padding=1), nn.GELU(),
             )
             n_patches = (image_size // 8) ** 2
             self.pos = nn.Parameter(torch.randn(n_patches, width) * 0.02)
