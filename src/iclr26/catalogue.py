@@ -210,11 +210,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "novelty",
         "LLM evaluation",
-        "partial",
+        "implemented",
         "Novelty of generations as the harmonic mean of unseen-n-gram originality and quality.",
         budget_s=120.0,
         budget_reason="on a cold cache, trains six tiny word-level Transformers (2 sizes x 3 seeds) on "
-        "Shakespeare; a warm cache (weights cached by config hash) only samples and scores",
+        "Shakespeare (about 35 s idle); the SmolLM2-135M judge scores 32 texts (about 20 s idle)",
     ),
     _E(
         "videochat-flash-hico",

@@ -103,6 +103,22 @@ def test_loglikelihood_matches_generation_and_is_batch_invariant(tiny):
         tiny.loglikelihood(ctx, cont[:1])
 
 
+def test_loglikelihood_shares_one_pass_between_endings_of_one_context(tiny, monkeypatch):
+    ctx = "Rate it. Score:"
+    endings = [" 0", " 1", " 2", " 3", " 4", " 5", " the bag"]
+    alone = [tiny.loglikelihood([ctx], [e])[0] for e in endings]
+    rows = []
+    real = tiny._forward_logprobs
+    monkeypatch.setattr(tiny, "_forward_logprobs", lambda r: rows.extend(r) or real(r))
+    shared = tiny.loglikelihood([ctx] * len(endings), endings)
+    for a, b in zip(alone, shared):
+        assert a.tokens == b.tokens and a.is_greedy == b.is_greedy
+        assert math.isclose(a.logprob, b.logprob, abs_tol=1e-5)
+    # the one-token endings (after a shared space token, if any) share one forward row
+    assert len(rows) < len(endings)
+    assert len({tuple(r) for r in rows}) == len(rows)
+
+
 def test_no_download_and_clear_errors(tmp_path, monkeypatch):
     with pytest.raises(ModelNotAvailableError, match="never downloaded"):
         load_model("HuggingFaceTB/SmolLM2-135M-Instruct")

@@ -1,4 +1,5 @@
-"""Exactness: counts and originality equal a brute-force Python reference and infini-gram 2.6.0."""
+"""Exactness: counts and originality of both backends equal a brute-force Python reference and infini-gram
+2.6.0."""
 
 from __future__ import annotations
 
@@ -11,13 +12,15 @@ import sys
 import numpy as np
 import pytest
 
-from iclr26.novelty import NgramIndex, originality
+from iclr26.novelty import NgramIndex, SuffixArrayIndex, originality
 
 ORDERS = tuple(range(1, 9))
 
 
-@pytest.fixture(scope="module")
-def index(corpus):
+@pytest.fixture(scope="module", params=["sorted-keys", "suffix-array"])
+def index(corpus, request):
+    if request.param == "suffix-array":
+        return SuffixArrayIndex.build(corpus)
     return NgramIndex.build(corpus, n=ORDERS)
 
 
@@ -155,3 +158,33 @@ def test_infini_gram_adapter_equals_ours(corpus, index, ref, tmp_path):
         theirs.count([""])
     with pytest.raises(ValueError, match="index_dir"):
         InfiniGramIndex(tmp_path / "missing")
+
+
+# ---------------------------------------------------------------- suffix array: any order, persistence
+def test_suffix_array_counts_long_orders(corpus, ref, tmp_path):
+    sa = SuffixArrayIndex.build(corpus)
+    docs = [ref.units(d) for d in corpus]
+    for n in (9, 15, 40):
+        brute = ref.ngram_counts(corpus, n)
+        seen = list(brute)[:50]
+        unseen = [g[:-1] + ("zzz-unknown",) for g in seen[:10]] + [g[1:] + (g[0],) for g in seen[:10]]
+        got = sa.count(seen + unseen)
+        np.testing.assert_array_equal(got, [brute[g] for g in seen + unseen])
+        assert (got[: len(seen)] >= 1).all()
+    longest = max(docs, key=len)
+    assert sa.count([tuple(longest)])[0] >= 1  # a whole document
+    assert (
+        sa.count([tuple(longest) + ("w0",)])[0]
+        == ref.ngram_counts(corpus, len(longest) + 1)[tuple(longest) + ("w0",)]
+    )
+    loaded = SuffixArrayIndex.load(sa.save(tmp_path / "sa.npz"))
+    q = [tuple(d[:3]) for d in docs if len(d) >= 3]
+    np.testing.assert_array_equal(loaded.count(q), sa.count(q))
+    assert loaded.vocab == sa.vocab and loaded.n_tokens == sa.n_tokens == sum(map(len, docs))
+    with pytest.raises(ValueError, match="not an NgramIndex"):
+        NgramIndex.load(tmp_path / "sa.npz")
+    ng = NgramIndex.build(corpus, n=(1, 2)).save(tmp_path / "ng.npz")
+    with pytest.raises(ValueError, match="not a SuffixArrayIndex"):
+        SuffixArrayIndex.load(ng)
+    with pytest.raises(ValueError, match="any n >= 1"):
+        sa.count(np.zeros((1, 0), dtype=np.int64))

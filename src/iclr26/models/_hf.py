@@ -391,24 +391,33 @@ class HFModel(LanguageModel):
                 raise ValueError(f"contexts[{i}] must not be empty")
             self._check_length(len(ctx_ids) + len(cont_ids), 0, f"contexts[{i}] + continuations[{i}]")
             pairs.append((ctx_ids, cont_ids))
-        out: list[LogLikelihood] = []
-        for start in range(0, len(pairs), batch_size):
-            chunk = pairs[start : start + batch_size]
-            lps = self._forward_logprobs([c + k for c, k in chunk])
-            for (c, k), lp in zip(chunk, lps):
-                pred = lp[len(c) - 1 : len(c) + len(k) - 1]
-                target = _torch().tensor(k, device=pred.device)
-                tok_lp = pred.gather(-1, target[:, None]).squeeze(-1)
-                vals = [float(x) for x in tok_lp.tolist()]
-                out.append(
-                    LogLikelihood(
-                        logprob=float(sum(vals)),
-                        tokens=[self.tokenizer.decode([t]) for t in k],
-                        token_logprobs=vals,
-                        is_greedy=bool((pred.argmax(-1) == target).all()),
-                    )
-                )
+        # Pairs whose context + continuation minus its last token coincide (the same context scored
+        # against several one-token endings, as in multiple choice) share one forward pass: every
+        # log-probability a pair needs is read from positions of that shared prefix.
+        users: dict[tuple[int, ...], list[int]] = {}
+        for i, (c, k) in enumerate(pairs):
+            users.setdefault(tuple(c + k[:-1]), []).append(i)
+        rows = list(users)
+        out: list[LogLikelihood | None] = [None] * len(pairs)
+        for start in range(0, len(rows), batch_size):
+            chunk = rows[start : start + batch_size]
+            for row, lp in zip(chunk, self._forward_logprobs([list(r) for r in chunk])):
+                for i in users[row]:
+                    out[i] = self._continuation_logprob(lp, *pairs[i])
         return out
+
+    def _continuation_logprob(self, lp, context: list[int], continuation: list[int]) -> LogLikelihood:
+        """Read a continuation's token log-probabilities from a forward pass ``lp`` over (at least)
+        ``context + continuation[:-1]`` (shape ``(positions, vocab)``)."""
+        pred = lp[len(context) - 1 : len(context) + len(continuation) - 1]
+        target = _torch().tensor(continuation, device=pred.device)
+        vals = [float(x) for x in pred.gather(-1, target[:, None]).squeeze(-1).tolist()]
+        return LogLikelihood(
+            logprob=float(sum(vals)),
+            tokens=[self.tokenizer.decode([t]) for t in continuation],
+            token_logprobs=vals,
+            is_greedy=bool((pred.argmax(-1) == target).all()),
+        )
 
     def text_logprobs(self, text: str) -> tuple[list[str], list[float | None], list[int]]:
         """Tokens of ``text``, each one's log-probability given the ones before (``None`` for the first),

@@ -8,13 +8,14 @@ corpus; quality ``Q`` in [0, 1]; novelty ``N = 2 O Q / (O + Q)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from itertools import chain
 
 import numpy as np
 from scipy import stats
 
 from ..validation import check_array, check_int
 from ._index import windows
-from ._ngram import NgramIndex
+from ._ngram import UnitIndex
 from ._tokenize import continuation_units
 
 
@@ -39,23 +40,32 @@ def _check_prompts(prompts, texts: list[str], name: str) -> list[str]:
     return prompts
 
 
-def _unit_ids(texts: list[str], prompts: list[str], index: NgramIndex) -> list[np.ndarray]:
-    return [
-        index.ids(continuation_units(t, p, index.unit, index.lowercase))
-        for t, p in zip(texts, prompts, strict=True)
+def _unit_ids(texts: list[str], prompts: list[str], index: UnitIndex) -> tuple[np.ndarray, np.ndarray]:
+    """Vocabulary ids of all texts' scored units, concatenated ``(U,)``, and units per text ``(m,)``."""
+    units = [
+        continuation_units(t, p, index.unit, index.lowercase) for t, p in zip(texts, prompts, strict=True)
     ]
+    lengths = np.fromiter(map(len, units), np.int64, len(units))
+    return index.ids(list(chain.from_iterable(units))), lengths
 
 
-def _per_text_windows(ids: list[np.ndarray], n: int) -> tuple[np.ndarray, np.ndarray]:
-    """Stacked order-``n`` windows of all texts ``(W, n)`` and the text each came from ``(W,)``."""
-    parts = [windows(a, n) for a in ids]
-    owner = np.repeat(np.arange(len(ids)), [len(p) for p in parts])
-    grams = np.concatenate(parts) if parts else np.zeros((0, n), dtype=np.int64)
-    return grams, owner
+def _per_text_windows(ids: np.ndarray, lengths: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:
+    """Order-``n`` windows of every text ``(W, n)`` (none crossing texts) and the text of each ``(W,)``.
+
+    ``ids``: the texts' ids concatenated; ``lengths``: units per text (shape ``(m,)``).
+    """
+    per_text = np.maximum(lengths - n + 1, 0)
+    owner = np.repeat(np.arange(len(lengths)), per_text)
+    if len(owner) == 0:
+        return np.zeros((0, n), dtype=np.int64), owner
+    starts = np.cumsum(lengths) - lengths
+    first_window = np.cumsum(per_text) - per_text
+    rows = starts[owner] + np.arange(len(owner)) - first_window[owner]
+    return windows(ids, n)[rows], owner
 
 
 def originality(
-    generations: Sequence[str], index: NgramIndex, n: int = 5, prompts: Sequence[str] | None = None
+    generations: Sequence[str], index: UnitIndex, n: int = 5, prompts: Sequence[str] | None = None
 ) -> np.ndarray:
     """Per-sample fraction of the generation's order-``n`` n-grams that never occur in ``index``.
 
@@ -63,7 +73,7 @@ def originality(
     ----------
     generations: ``m`` texts. With ``prompts``, each must start with its prompt; only the units that
         start at or after the prompt's end are scored, so n-grams in or across the prompt are excluded.
-    index: the training corpus (:class:`NgramIndex`) holding order ``n``.
+    index: the training corpus (:class:`NgramIndex` holding order ``n``, or :class:`SuffixArrayIndex`).
     n: the n-gram order.
     prompts: ``m`` prompts, or ``None``.
 
@@ -75,12 +85,12 @@ def originality(
     """
     texts = _check_texts(generations, "generations")
     n = check_int(n, "n", minimum=1)
-    if not isinstance(index, NgramIndex):
-        raise ValueError(f"index must be an NgramIndex, got {type(index).__name__}")
-    if n not in index.orders:
+    if not isinstance(index, UnitIndex):
+        raise ValueError(f"index must be an NgramIndex or SuffixArrayIndex, got {type(index).__name__}")
+    if not index.has_order(n):
         raise ValueError(f"n must be an order held by the index {index.orders}, got {n}")
     prompts = _check_prompts(prompts, texts, "generations")
-    grams, owner = _per_text_windows(_unit_ids(texts, prompts, index), n)
+    grams, owner = _per_text_windows(*_unit_ids(texts, prompts, index), n)
     unseen = ~index.contains(grams) if len(grams) else np.zeros(0, dtype=bool)
     total = np.bincount(owner, minlength=len(texts)).astype(float)
     hits = np.bincount(owner, weights=unseen.astype(float), minlength=len(texts))
@@ -169,7 +179,7 @@ def _paired_t(a: np.ndarray, b: np.ndarray) -> dict:
 
 def fluency_score(
     texts: Sequence[str],
-    index: NgramIndex,
+    index: UnitIndex,
     prompts: Sequence[str] | None = None,
     weights: tuple[float, float, float] = (0.6, 0.3, 0.1),
 ) -> np.ndarray:
@@ -183,13 +193,13 @@ def fluency_score(
     texts with fewer than 3 scored units.
     """
     texts = _check_texts(texts, "texts")
-    if not isinstance(index, NgramIndex) or not {1, 2, 3} <= set(index.orders):
-        raise ValueError("index must be an NgramIndex holding orders 1, 2 and 3")
+    if not isinstance(index, UnitIndex) or not all(index.has_order(k) for k in (1, 2, 3)):
+        raise ValueError("index must be an NgramIndex holding orders 1, 2 and 3, or a SuffixArrayIndex")
     w = check_array(weights, "weights", ndim=1)
     if w.shape != (3,) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
         raise ValueError(f"weights must be 3 non-negative numbers summing to 1, got {weights!r}")
     prompts = _check_prompts(prompts, texts, "texts")
-    grams, owner = _per_text_windows(_unit_ids(texts, prompts, index), 3)
+    grams, owner = _per_text_windows(*_unit_ids(texts, prompts, index), 3)
     total = np.bincount(owner, minlength=len(texts)).astype(float)
     if len(grams) == 0:
         return np.full(len(texts), np.nan)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Sequence
+from itertools import chain, repeat
 from pathlib import Path
 
 import numpy as np
@@ -36,12 +37,93 @@ def _read_corpus(texts: Sequence[str] | str | os.PathLike) -> list[str]:
     return texts
 
 
-class NgramIndex:
+class UnitIndex:
+    """What every exact n-gram index of a corpus shares: its units, vocabulary and query conversion.
+
+    Subclasses count rows of vocabulary ids (:meth:`_count_ids`) and say which orders they hold
+    (:meth:`has_order`). Unit ``vocab[i]`` has id ``i + 1``; ``0`` marks a unit absent from the corpus.
+    """
+
+    def __init__(self, vocab: list[str], unit: str | Tokenizer, lowercase: bool, n_tokens: int, n_docs: int):
+        self.vocab = vocab
+        self._ids = {u: i + 1 for i, u in enumerate(vocab)}
+        self.unit = unit
+        self.lowercase = lowercase
+        self.n_tokens = n_tokens
+        self.n_docs = n_docs
+
+    def has_order(self, n: int) -> bool:
+        """Whether order-``n`` n-grams can be counted."""
+        raise NotImplementedError
+
+    def _count_ids(self, grams: np.ndarray) -> np.ndarray:
+        """Occurrences of each row of known ids (all > 0), shape ``(m,)``."""
+        raise NotImplementedError
+
+    def _orders_text(self) -> str:
+        raise NotImplementedError
+
+    def ids(self, units: Sequence[str]) -> np.ndarray:
+        """Vocabulary ids of ``units`` (``0`` for a unit not in the corpus), shape ``(len(units),)``."""
+        return np.fromiter(map(self._ids.get, units, repeat(0)), np.int64, len(units))
+
+    def count(self, ngrams) -> np.ndarray:
+        """Corpus occurrences of each n-gram, shape ``(m,)`` int64.
+
+        ``ngrams``: a 2-D int array ``(m, n)`` of vocabulary ids, or a sequence of n-grams each a
+        sequence of units or a string (split into units); all of one order ``n`` the index holds.
+        """
+        grams = self._as_id_rows(ngrams)
+        out = np.zeros(len(grams), dtype=np.int64)
+        known = (grams > 0).all(axis=1)
+        if known.any():
+            out[known] = self._count_ids(grams[known])
+        return out
+
+    def contains(self, ngrams) -> np.ndarray:
+        """Whether each n-gram occurs in the corpus, shape ``(m,)`` bool."""
+        return self.count(ngrams) > 0
+
+    def _as_id_rows(self, ngrams) -> np.ndarray:
+        arr = ngrams if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu" else None
+        if arr is None:
+            rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else g for g in ngrams]
+            if not rows:
+                return np.zeros((0, 1), dtype=np.int64)
+            lengths = set(map(len, rows))
+            if len(lengths) != 1:
+                raise ValueError(f"ngrams must all have the same length, got lengths {sorted(lengths)}")
+            arr = self.ids(list(chain.from_iterable(rows))).reshape(len(rows), lengths.pop())
+        if arr.ndim != 2:
+            raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
+        if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
+            raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
+        if arr.shape[0] and not self.has_order(arr.shape[1]):
+            raise ValueError(f"n must be an indexed order {self._orders_text()}, got {arr.shape[1]}")
+        return arr.astype(np.int64, copy=False)
+
+
+def _docs_as_ids(
+    texts: Sequence[str] | str | os.PathLike, unit: str | Tokenizer, lowercase: bool
+) -> tuple[list[str], list[np.ndarray], str | Tokenizer]:
+    """The corpus vocabulary (sorted units) and each document as an id array (ids ``1..V``)."""
+    if not callable(unit):
+        unit = _check_unit(unit)
+    docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
+    if not any(docs):
+        raise ValueError("texts: the corpus is empty (no units after tokenisation)")
+    vocab = sorted({u for d in docs for u in d})
+    ids = {u: i + 1 for i, u in enumerate(vocab)}
+    return vocab, [np.fromiter(map(ids.__getitem__, d), np.int64, len(d)) for d in docs], unit
+
+
+class NgramIndex(UnitIndex):
     """Exact n-gram counts of a corpus, one sorted key table per order.
 
     Build with :meth:`build`; query with :meth:`count` / :meth:`contains` (n-grams as sequences of
     units, strings split into units, or a 2-D array of vocabulary ids); persist with :meth:`save` /
-    :meth:`load`.
+    :meth:`load`. For many or unbounded orders over a large corpus, :class:`SuffixArrayIndex` holds
+    every order in one array.
 
     Attributes
     ----------
@@ -61,14 +143,9 @@ class NgramIndex:
         n_tokens: int,
         n_docs: int,
     ) -> None:
-        self.vocab = vocab
-        self._ids = {u: i + 1 for i, u in enumerate(vocab)}
+        super().__init__(vocab, unit, lowercase, n_tokens, n_docs)
         self._stores = stores
         self.orders = tuple(sorted(stores))
-        self.unit = unit
-        self.lowercase = lowercase
-        self.n_tokens = n_tokens
-        self.n_docs = n_docs
         self._bits = id_bits(len(vocab))
 
     # ------------------------------------------------------------------ building
@@ -91,67 +168,26 @@ class NgramIndex:
         lowercase: lower-case units (built-in units only).
         """
         orders = _check_orders(n)
-        if not callable(unit):
-            unit = _check_unit(unit)
-        docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
-        if not any(docs):
-            raise ValueError("texts: the corpus is empty (no units after tokenisation)")
-        vocab = sorted({u for d in docs for u in d})
-        ids = {u: i + 1 for i, u in enumerate(vocab)}
-        id_docs = [np.fromiter((ids[u] for u in d), np.int64, len(d)) for d in docs]
+        vocab, id_docs, unit = _docs_as_ids(texts, unit, lowercase)
         bits = id_bits(len(vocab))
         stores = {k: SortedKeyStore.from_keys(_keys_of_docs(id_docs, k, bits)) for k in orders}
-        return cls(vocab, stores, unit, lowercase, sum(map(len, docs)), len(docs))
+        return cls(vocab, stores, unit, lowercase, sum(map(len, id_docs)), len(id_docs))
 
     # ------------------------------------------------------------------ queries
-    def ids(self, units: Sequence[str]) -> np.ndarray:
-        """Vocabulary ids of ``units`` (``0`` for a unit not in the corpus), shape ``(len(units),)``."""
-        return np.fromiter((self._ids.get(u, 0) for u in units), np.int64, len(units))
+    def has_order(self, n: int) -> bool:
+        return n in self._stores
 
-    def count(self, ngrams) -> np.ndarray:
-        """Corpus occurrences of each n-gram, shape ``(m,)`` int64.
+    def _count_ids(self, grams: np.ndarray) -> np.ndarray:
+        return self._stores[grams.shape[1]].count(pack(grams, self._bits))
 
-        ``ngrams``: a 2-D int array ``(m, n)`` of vocabulary ids, or a sequence of n-grams each a
-        sequence of units or a string (split into units); all of one indexed order ``n``.
-        """
-        grams = self._as_id_rows(ngrams)
-        if grams.shape[0] == 0:
-            return np.zeros(0, dtype=np.int64)
-        known = (grams > 0).all(axis=1)
-        out = np.zeros(len(grams), dtype=np.int64)
-        if known.any():
-            out[known] = self._stores[grams.shape[1]].count(pack(grams[known], self._bits))
-        return out
-
-    def contains(self, ngrams) -> np.ndarray:
-        """Whether each n-gram occurs in the corpus, shape ``(m,)`` bool."""
-        return self.count(ngrams) > 0
+    def _orders_text(self) -> str:
+        return str(self.orders)
 
     def distinct(self, n: int) -> int:
         """Number of distinct n-grams of order ``n`` in the corpus."""
-        return len(self._store(n).keys)
-
-    def _store(self, n: int) -> SortedKeyStore:
         if n not in self._stores:
             raise ValueError(f"n must be an indexed order {self.orders}, got {n}")
-        return self._stores[n]
-
-    def _as_id_rows(self, ngrams) -> np.ndarray:
-        arr = ngrams if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu" else None
-        if arr is None:
-            rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else list(g) for g in ngrams]
-            if not rows:
-                return np.zeros((0, self.orders[0]), dtype=np.int64)
-            lengths = {len(r) for r in rows}
-            if len(lengths) != 1:
-                raise ValueError(f"ngrams must all have the same length, got lengths {sorted(lengths)}")
-            arr = self.ids([u for r in rows for u in r]).reshape(len(rows), lengths.pop())
-        if arr.ndim != 2:
-            raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
-        if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
-            raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
-        self._store(arr.shape[1])
-        return arr.astype(np.int64, copy=False)
+        return len(self._stores[n].keys)
 
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> Path:
@@ -180,6 +216,8 @@ class NgramIndex:
         if not path.is_file():
             raise ValueError(f"path: no index file at {str(path)!r}")
         meta, arrays = load_arrays(path)
+        if "orders" not in meta:
+            raise ValueError(f"path: {str(path)!r} is not an NgramIndex file")
         stores = {k: SortedKeyStore(arrays[f"keys{k}"], arrays[f"counts{k}"]) for k in meta["orders"]}
         return cls(meta["vocab"], stores, meta["unit"], meta["lowercase"], meta["n_tokens"], meta["n_docs"])
 

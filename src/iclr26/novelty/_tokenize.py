@@ -3,6 +3,11 @@
 Every unit holds no whitespace, so a text's units joined by single spaces is a byte string in which a
 word n-gram ``(w1, ..., wn)`` occurs exactly where ``" w1 ... wn "`` occurs (the property the
 infini-gram agreement test relies on).
+
+Both built-in units are *local*: the units of ``text[:k]`` are, one for one, the units of ``text``
+that start before offset ``k`` (a word cut by the offset is still one ``\\w+`` run; punctuation and
+characters are one code point). So the number of prompt units is counted on the prompt alone, and no
+offsets are kept (``re.findall`` runs in C).
 """
 
 from __future__ import annotations
@@ -10,43 +15,50 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-import numpy as np
-
 _WORD = re.compile(r"\w+|[^\w\s]")
+_SPACE = re.compile(r"\s+")
 
 Tokenizer = Callable[[str], Sequence[str]]
 
 
-def word_spans(text: str, lowercase: bool = True) -> tuple[list[str], np.ndarray]:
-    """Word units of ``text`` and their start offsets (shape ``(n_units,)``, int64)."""
-    matches = list(_WORD.finditer(text))
-    units = [m.group().lower() if lowercase else m.group() for m in matches]
-    return units, np.fromiter((m.start() for m in matches), np.int64, len(matches))
+def word_units(text: str, lowercase: bool = True) -> list[str]:
+    """Word units of ``text``, each lower-cased on its own when ``lowercase``.
+
+    ASCII text is lower-cased before matching (same units, one C call); other text unit by unit, since
+    ``str.lower`` may lengthen a code point (``"İ"``) and split a unit.
+    """
+    if not lowercase:
+        return _WORD.findall(text)
+    if text.isascii():
+        return _WORD.findall(text.lower())
+    return [u.lower() for u in _WORD.findall(text)]
 
 
-def char_spans(text: str, lowercase: bool = True) -> tuple[list[str], np.ndarray]:
-    """Non-whitespace characters of ``text`` and their offsets."""
-    starts = np.fromiter((i for i, c in enumerate(text) if not c.isspace()), np.int64)
-    return [text[i].lower() if lowercase else text[i] for i in starts], starts
+def char_units(text: str, lowercase: bool = True) -> list[str]:
+    """Non-whitespace characters of ``text`` (each lower-cased on its own when ``lowercase``)."""
+    chars = list(_SPACE.sub("", text))
+    return [c.lower() for c in chars] if lowercase else chars
 
 
-UNITS = {"word": word_spans, "char": char_spans}
+UNITS = {"word": word_units, "char": char_units}
 
 
 def tokenize(text: str, unit: str | Tokenizer, lowercase: bool = True) -> list[str]:
     """The units of ``text``: built-in ``unit`` names (see :data:`UNITS`) or a callable tokenizer."""
     if callable(unit):
         return [str(t) for t in unit(text)]
-    return UNITS[unit](text, lowercase)[0]
+    return UNITS[unit](text, lowercase)
 
 
 def continuation_units(text: str, prompt: str, unit: str | Tokenizer, lowercase: bool = True) -> list[str]:
     """Units of ``text`` (which starts with ``prompt``) that start at or after the prompt's end.
 
     A unit that straddles the boundary counts as the prompt's, so no n-gram crossing the boundary is
-    kept. A callable tokenizer has no offsets: it is applied to the continuation alone.
+    kept. A callable tokenizer has no such guarantee: it is applied to the continuation alone.
     """
     if callable(unit):
         return tokenize(text[len(prompt) :], unit)
-    units, starts = UNITS[unit](text, lowercase)
-    return units[int(np.searchsorted(starts, len(prompt), side="left")) :]
+    units = UNITS[unit](text, lowercase)
+    if not prompt:
+        return units
+    return units[len(UNITS[unit](prompt, False)) :]

