@@ -41,3 +41,19 @@ def load() -> types.ModuleType:
     mod = types.ModuleType("search_arena_authors_utils")
     exec(compile(src, SCRIPT, "exec"), mod.__dict__)  # noqa: S102
     return mod
+
+
+def source(path: str) -> str:
+    """Any file of the snapshot (skips the calling test when the snapshot is unavailable)."""
+    repo = Path(os.environ.get("ICLR26_SEARCH_ARENA_AUTHORS_REPO", DEFAULT))
+    if (repo / path).is_file():
+        return (repo / path).read_text()
+    try:
+        return subprocess.run(
+            ["git", "--git-dir", str(repo), "show", f"HEAD:{path}"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout
+    except (OSError, subprocess.CalledProcessError):
+        pytest.skip("the authors' search-arena snapshot is not available (ICLR26_SEARCH_ARENA_AUTHORS_REPO)")

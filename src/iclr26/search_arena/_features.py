@@ -147,12 +147,8 @@ def battle_features(df: pd.DataFrame) -> dict[str, np.ndarray]:
     return {name: np.column_stack([a[name].to_numpy(float), b[name].to_numpy(float)]) for name in a.columns}
 
 
-def load_search_arena(path: str | Path) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
-    """Read the released Search Arena battles (``.jsonl`` or ``.parquet``) into battles and features.
-
-    Rows without a vote are dropped (as the authors' notebooks do). Returns the battles (all columns kept)
-    and :func:`battle_features` of them.
-    """
+def _read_battles(path: str | Path) -> tuple[pd.DataFrame, Path]:
+    """The voted rows of a battle file (``.jsonl`` or ``.parquet``)."""
     path = Path(path)
     if not path.is_file():
         raise ValueError(f"path {str(path)!r} is not a file")
@@ -165,5 +161,54 @@ def load_search_arena(path: str | Path) -> tuple[pd.DataFrame, dict[str, np.ndar
         raise ValueError(f"path must end in .jsonl or .parquet, got {path.suffix!r}")
     if "winner" not in df.columns:
         raise ValueError(f"{path} has no 'winner' column; it is not a Search Arena battle file")
-    df = df[df["winner"].notna()].reset_index(drop=True)
+    return df[df["winner"].notna()].reset_index(drop=True), path
+
+
+def load_search_arena(path: str | Path) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Read the released Search Arena battles (``.jsonl`` or ``.parquet``) into battles and features.
+
+    Rows without a vote are dropped (as the authors' notebooks do). Returns the battles (all columns kept)
+    and :func:`battle_features` of them.
+    """
+    df, _ = _read_battles(path)
     return df, battle_features(df)
+
+
+ATTRIBUTION_KINDS = ("support", "irrelevant", "contradict")
+
+
+def attribution_features(df: pd.DataFrame) -> dict[str, np.ndarray]:
+    """Per-turn citation-attribution counts of both sides: ``{kind: (N, 2)}`` for ``support``,
+    ``irrelevant`` and ``contradict``.
+
+    The released ``citation_attribution_data.jsonl`` holds ``<kind>_count_a`` / ``<kind>_count_b`` (claims
+    whose cited page supports, is irrelevant to, or contradicts them, over the whole conversation) and
+    ``turn``; as in the authors' ``add_cit_misattribution_counts``, each count is divided by ``turn``.
+    """
+    needed = [f"{k}_count_{s}" for k in ATTRIBUTION_KINDS for s in "ab"] + ["turn"]
+    missing = [c for c in needed if c not in df.columns]
+    if missing:
+        raise ValueError(f"battles lack the attribution columns {missing}")
+    turn = pd.to_numeric(df["turn"], errors="coerce").to_numpy(dtype=float)
+    bad = ~np.isfinite(turn) | (turn < 1)
+    if bad.any():
+        raise ValueError(f"battles['turn'] must be a positive number; row {int(np.argmax(bad))} is not")
+    out = {}
+    for kind in ATTRIBUTION_KINDS:
+        counts = (
+            df[[f"{kind}_count_a", f"{kind}_count_b"]].apply(pd.to_numeric, errors="coerce").to_numpy(float)
+        )
+        if (~np.isfinite(counts)).any() or (counts < 0).any():
+            raise ValueError(f"battles: {kind}_count_a/b must be non-negative numbers")
+        out[kind] = counts / turn[:, None]
+    return out
+
+
+def load_citation_attribution(path: str | Path) -> tuple[pd.DataFrame, dict[str, np.ndarray]]:
+    """Read ``citation_attribution_data.jsonl`` into battles (voted rows) and :func:`attribution_features`.
+
+    The authors' coefficient analysis then keeps battles where both sides cite (``conv_metadata``
+    ``citation_count_a`` and ``_b`` > 0) and one side won; filter the returned battles the same way.
+    """
+    df, _ = _read_battles(path)
+    return df, attribution_features(df)
