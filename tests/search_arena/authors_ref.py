@@ -18,33 +18,7 @@ DEFAULT = "/work/.mirror/lmarena+search-arena/repo"
 SCRIPT = "scripts/utils.py"
 
 
-def _source() -> str | None:
-    repo = Path(os.environ.get("ICLR26_SEARCH_ARENA_AUTHORS_REPO", DEFAULT))
-    if (repo / SCRIPT).is_file():
-        return (repo / SCRIPT).read_text()
-    try:
-        return subprocess.run(
-            ["git", "--git-dir", str(repo), "show", f"HEAD:{SCRIPT}"],
-            capture_output=True,
-            text=True,
-            check=True,
-        ).stdout
-    except (OSError, subprocess.CalledProcessError):
-        return None
-
-
-def load() -> types.ModuleType:
-    """The authors' utils module (skips the calling test when the snapshot is unavailable)."""
-    src = _source()
-    if src is None:
-        pytest.skip("the authors' search-arena snapshot is not available (ICLR26_SEARCH_ARENA_AUTHORS_REPO)")
-    mod = types.ModuleType("search_arena_authors_utils")
-    exec(compile(src, SCRIPT, "exec"), mod.__dict__)  # noqa: S102
-    return mod
-
-
-def source(path: str) -> str:
-    """Any file of the snapshot (skips the calling test when the snapshot is unavailable)."""
+def _source(path: str = SCRIPT) -> str | None:
     repo = Path(os.environ.get("ICLR26_SEARCH_ARENA_AUTHORS_REPO", DEFAULT))
     if (repo / path).is_file():
         return (repo / path).read_text()
@@ -56,4 +30,19 @@ def source(path: str) -> str:
             check=True,
         ).stdout
     except (OSError, subprocess.CalledProcessError):
+        return None
+
+
+def source(path: str) -> str:
+    """Any file of the snapshot (skips the calling test when the snapshot is unavailable)."""
+    src = _source(path)
+    if src is None:
         pytest.skip("the authors' search-arena snapshot is not available (ICLR26_SEARCH_ARENA_AUTHORS_REPO)")
+    return src
+
+
+def load() -> types.ModuleType:
+    """The authors' utils module (skips the calling test when the snapshot is unavailable)."""
+    mod = types.ModuleType("search_arena_authors_utils")
+    exec(compile(source(SCRIPT), SCRIPT, "exec"), mod.__dict__)  # noqa: S102
+    return mod

@@ -92,11 +92,17 @@ def save_arrays(path: Path, meta: dict, arrays: dict[str, np.ndarray]) -> None:
             os.remove(tmp)
 
 
-def load_arrays(path: Path) -> tuple[dict, dict[str, np.ndarray]]:
-    """Read what :func:`save_arrays` wrote."""
+def load_arrays(path: str | os.PathLike, kind: str) -> tuple[dict, dict[str, np.ndarray]]:
+    """Read what :func:`save_arrays` wrote for an index of ``kind`` (files without a kind are sorted-key
+    indexes, the first layout)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no index file at {str(path)!r}")
     with np.load(path, allow_pickle=False) as z:
         meta = json.loads(bytes(z["meta"]).decode())
         arrays = {k: z[k] for k in z.files if k != "meta"}
     if meta.get("format") != _FORMAT:
         raise ValueError(f"path: unsupported index format {meta.get('format')!r} (expected {_FORMAT})")
+    if meta.get("kind", "sorted-keys") != kind:
+        raise ValueError(f"path: {str(path)!r} holds a {meta.get('kind')} index, not a {kind} one")
     return meta, arrays

@@ -63,6 +63,15 @@ class UnitIndex:
     def _orders_text(self) -> str:
         raise NotImplementedError
 
+    def _save(self, path: str | os.PathLike, kind: str, meta: dict, arrays: dict[str, np.ndarray]) -> Path:
+        """Write the vocabulary, unit settings, ``meta`` and ``arrays`` to ``path`` atomically."""
+        if callable(self.unit):
+            raise ValueError("unit: an index built with a callable tokenizer cannot be saved by name")
+        base = {"kind": kind, "vocab": self.vocab, "unit": self.unit, "lowercase": self.lowercase}
+        base.update({"n_tokens": self.n_tokens, "n_docs": self.n_docs})
+        save_arrays(Path(path), {**base, **meta}, arrays)
+        return Path(path)
+
     def ids(self, units: Sequence[str]) -> np.ndarray:
         """Vocabulary ids of ``units`` (``0`` for a unit not in the corpus), shape ``(len(units),)``."""
         return np.fromiter(map(self._ids.get, units, repeat(0)), np.int64, len(units))
@@ -192,32 +201,15 @@ class NgramIndex(UnitIndex):
     # ------------------------------------------------------------------ persistence
     def save(self, path: str | os.PathLike) -> Path:
         """Write the index to ``path`` (``.npz``) atomically; returns the path."""
-        if callable(self.unit):
-            raise ValueError("unit: an index built with a callable tokenizer cannot be saved by name")
-        path = Path(path)
-        meta = {
-            "vocab": self.vocab,
-            "orders": list(self.orders),
-            "unit": self.unit,
-            "lowercase": self.lowercase,
-            "n_tokens": self.n_tokens,
-            "n_docs": self.n_docs,
-        }
         arrays = {}
-        for k, s in self._stores.items():
-            arrays[f"keys{k}"], arrays[f"counts{k}"] = s.keys, s.counts
-        save_arrays(path, meta, arrays)
-        return path
+        for k, st in self._stores.items():
+            arrays[f"keys{k}"], arrays[f"counts{k}"] = st.keys, st.counts
+        return self._save(path, "sorted-keys", {"orders": list(self.orders)}, arrays)
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> NgramIndex:
         """Read an index written by :meth:`save`."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"path: no index file at {str(path)!r}")
-        meta, arrays = load_arrays(path)
-        if "orders" not in meta:
-            raise ValueError(f"path: {str(path)!r} is not an NgramIndex file")
+        meta, arrays = load_arrays(path, "sorted-keys")
         stores = {k: SortedKeyStore(arrays[f"keys{k}"], arrays[f"counts{k}"]) for k in meta["orders"]}
         return cls(meta["vocab"], stores, meta["unit"], meta["lowercase"], meta["n_tokens"], meta["n_docs"])
 

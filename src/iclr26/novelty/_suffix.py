@@ -17,7 +17,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._index import load_arrays, save_arrays
+from ._index import load_arrays
 from ._ngram import UnitIndex, _docs_as_ids
 from ._tokenize import Tokenizer
 
@@ -101,28 +101,12 @@ class SuffixArrayIndex(UnitIndex):
 
     def save(self, path: str | os.PathLike) -> Path:
         """Write the index to ``path`` (``.npz``) atomically; returns the path."""
-        if callable(self.unit):
-            raise ValueError("unit: an index built with a callable tokenizer cannot be saved by name")
-        path = Path(path)
-        meta = {
-            "kind": "suffix-array",
-            "vocab": self.vocab,
-            "unit": self.unit,
-            "lowercase": self.lowercase,
-            "n_docs": self.n_docs,
-        }
-        save_arrays(path, meta, {"stream": self._stream, "suffixes": self._sa})
-        return path
+        return self._save(path, "suffix-array", {}, {"stream": self._stream, "suffixes": self._sa})
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> SuffixArrayIndex:
         """Read an index written by :meth:`save`."""
-        path = Path(path)
-        if not path.is_file():
-            raise ValueError(f"path: no index file at {str(path)!r}")
-        meta, arrays = load_arrays(path)
-        if meta.get("kind") != "suffix-array":
-            raise ValueError(f"path: {str(path)!r} is not a SuffixArrayIndex file")
+        meta, arrays = load_arrays(path, "suffix-array")
         return cls(
             meta["vocab"],
             arrays["stream"],
