@@ -223,7 +223,12 @@ def sample_skeleton(family: str, rng: random.Random, diff: Difficulty):
     body = _preprocess(rng)
     if family == "while":
         step = rng.choice(
-            [("add", "y", names[0]), ("add", ("mul", "y", 2), names[0]), ("add", "y", ("add", names[0], 1))]
+            [
+                ("add", "y", names[0]),
+                ("add", ("mul", "y", 2), names[0]),
+                ("add", ("mul", "y", 3), names[0]),
+                ("add", "y", ("mul", names[0], 2)),
+            ]
         )
         limit = rng.choice([("mul", "x", rng.randint(2, 4)), ("add", "x", rng.randint(10, 40))])
         body += [

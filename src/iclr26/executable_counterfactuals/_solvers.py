@@ -45,7 +45,7 @@ CODE_INSTRUCTION = (
 
 DIRECT_INSTRUCTION = "Reply with that final line only."
 
-_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|$)", re.DOTALL)
+_BLOCK = re.compile(r"```(?:python|py)?\s*\n(.*?)(?:```|\Z)", re.DOTALL)
 
 
 def extract_program(text: str) -> str | None:
