@@ -43,6 +43,8 @@ def test_extract_and_run_program():
     assert extract_program("```\nprint(2)\n") == "print(2)\n"
     assert extract_program("no code") is None
     assert run_program("print('Answer: {1, 2}')") == {1, 2}
+    assert run_program("print('log')\nprint(7)\n") == {7}
+    assert run_program("print('no number')") is None
     assert run_program("raise SystemExit(3)") is None
     assert run_program("while True: pass", time_limit=0.5) is None
     assert run_program(None) is None

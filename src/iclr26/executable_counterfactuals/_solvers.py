@@ -55,13 +55,20 @@ def extract_program(text: str) -> str | None:
 
 
 def run_program(source: str | None, *, time_limit: float = 5.0) -> set[int] | None:
-    """Run a model-written solver in the sandbox; its answer set from stdout, ``None`` if it has none."""
+    """Run a model-written solver in the sandbox; its answer set from stdout (the ``Answer:`` line, else the
+    integers of the last non-empty line), ``None`` if it fails or prints none."""
     if source is None:
         return None
     from ..sandbox import run
 
     r = run(source, "python", "", time_limit=time_limit, memory_limit=256 << 20, output_limit=1 << 20)
-    return parse_answer(r.stdout) if r.status == "ok" else None
+    if r.status != "ok":
+        return None
+    got = parse_answer(r.stdout)
+    lines = [ln for ln in r.stdout.splitlines() if ln.strip()]
+    if got is None and lines:
+        got = parse_answer(f"Answer: {lines[-1]}")
+    return got
 
 
 def _agg(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
