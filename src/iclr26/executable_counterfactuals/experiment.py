@@ -111,12 +111,12 @@ def run(ctx: RunContext) -> Result:  # noqa: PLR0915
     }
 
     def floor(subject: str, statement: str, paper: str) -> Claim | None:
-        """A not-measurable claim when ``subject`` gave no parseable answer at all (EM is 0 by format)."""
-        if invalid.get(subject, 0.0) < 1.0:
+        """Not measurable when ``subject`` scored 0 on every prompt (a floor shows no gap or order)."""
+        if subject not in llm_rows or any(v.any() for d in em[subject].values() for v in d.values()):
             return None
         why = (
-            f"{subject} gave no parseable `Answer:` line on any prompt (invalid rate 1.0): its accuracy is 0 "
-            "by format, so no gap or ordering can be seen"
+            f"{subject} scored EM 0 on every prompt (invalid rate {invalid[subject]:.2f}): at this floor no "
+            "gap or ordering can be seen"
         )
         return Claim.not_measurable(statement, why, paper=paper, scale=scale)
 
