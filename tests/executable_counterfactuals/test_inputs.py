@@ -43,3 +43,26 @@ def test_task_duplicate_ids():
     p = generate("if_else", 1, seed=0)[0]
     with pytest.raises(ValueError, match="problems"):
         exec_cf_task([p, p])
+
+
+def test_kind_is_checked():
+    from iclr26.executable_counterfactuals import (
+        export_rl_jsonl,
+        full_abduction,
+        prompt,
+        reward,
+        skip_abduction,
+    )
+
+    p = generate("if_else", 1, seed=0)[0]
+    for f in (prompt, skip_abduction, full_abduction):
+        with pytest.raises(ValueError, match="kind"):
+            f(p, "observational")
+    with pytest.raises(ValueError, match="kind"):
+        reward("Answer: {1}", p, "abductive")
+    with pytest.raises(ValueError, match="kinds"):
+        export_rl_jsonl([p], "/nonexistent/x.jsonl", kinds=("twin",))
+    with pytest.raises(ValueError, match="kinds"):
+        exec_cf_task([p], kinds=("twin",))
+    with pytest.raises(ValueError, match="mode"):
+        exec_cf_task([p], mode="cot")

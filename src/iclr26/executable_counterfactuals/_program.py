@@ -211,7 +211,7 @@ def _preprocess(rng: random.Random) -> list:
     ][k]
 
 
-def _ret(rng: random.Random, latents: list[str], diff: Difficulty, var: str = "y"):
+def _ret(rng: random.Random, diff: Difficulty, var="y"):
     base = rng.choice([var, var, ("add", var, rng.randint(1, 5))])
     return ("mod", base, diff.modulus) if diff.modulus else base
 
@@ -237,6 +237,6 @@ def sample_skeleton(family: str, rng: random.Random, diff: Difficulty):
             ("while", ("lt", "y", limit), [("set", "y", step), ("set", "n", ("add", "n", 1))]),
         ]
         var = rng.choice(["n", "y", ("add", "y", "n")])
-        return latents, body, _ret(rng, names, diff, var)
+        return latents, body, _ret(rng, diff, var)
     body.append(_if_block(rng, names, diff, 1))
-    return latents, body, _ret(rng, names, diff)
+    return latents, body, _ret(rng, diff)

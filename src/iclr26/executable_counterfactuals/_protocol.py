@@ -9,6 +9,7 @@ from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..validation import check_in
 from ._problem import Problem
 
 KINDS = ("counterfactual", "interventional")
@@ -38,6 +39,7 @@ def prompt(p: Problem, kind: str = "counterfactual") -> str:
     latents (abduction) before predicting ``f(x_cf)`` under the same latents. Interventional: the latents'
     values are revealed, so no abduction is needed.
     """
+    kind = check_in(kind, KINDS, "kind")
     what = "the machine" if p.text else "the function `f`"
     prior = "Its secret value is unknown to you." if p.text else f"{_describe_prior(p)}; unknown to you."
     head = f"Here is {what}. {prior}\n\n{_program_block(p)}\n\n"
@@ -110,6 +112,7 @@ def aggregate(preds: Sequence[Iterable[int] | None], truths: Sequence[Iterable[i
 
 def reward(text: str, p: Problem, kind: str = "counterfactual") -> float:
     """The paper's RL reward: 1.0 when the parsed answer set equals the truth, else 0.0."""
+    kind = check_in(kind, KINDS, "kind")
     return score(parse_answer(text), p.truth(kind))["em"]
 
 
@@ -123,6 +126,7 @@ def export_rl_jsonl(
     """Write one line per (problem, kind) with the fields TRL (``prompt`` as chat messages, ``answer``) and
     verl (``data_source``, ``ability``, ``reward_model.ground_truth``, ``extra_info``) read. Returns the
     number of lines."""
+    kinds = [check_in(k, KINDS, "kinds") for k in kinds]
     n = 0
     with Path(path).open("w") as fh:
         for p in problems:

@@ -10,6 +10,7 @@ from typing import Any
 
 from ..evaluation import EvalResult, Sample, SampleLog, Task, evaluate
 from ..models import GenerationConfig, LanguageModel
+from ..validation import check_in
 from ._problem import Problem
 from ._protocol import KINDS, aggregate, parse_answer, prompt, score
 from ._truth import Runner, solve
@@ -23,6 +24,7 @@ def _prior_guess(p: Problem) -> tuple[int, ...]:
 def skip_abduction(p: Problem, kind: str = "counterfactual") -> set[int]:
     """The "rung-2" baseline: intervene and predict with a latent that ignores the observation (the
     revealed value in the interventional twin, the prior midpoint in the counterfactual one)."""
+    kind = check_in(kind, KINDS, "kind")
     run = Runner(p.checked_code)
     latents = p.latent_true if kind == "interventional" else _prior_guess(p)
     return {run(p.x_cf, latents)}
@@ -31,6 +33,7 @@ def skip_abduction(p: Problem, kind: str = "counterfactual") -> set[int]:
 def full_abduction(p: Problem, kind: str = "counterfactual") -> set[int]:
     """Abduction by enumeration of the prior, then action and prediction (re-run from the code, not read
     from the stored answers)."""
+    kind = check_in(kind, KINDS, "kind")
     run = Runner(p.checked_code)
     if kind == "interventional":
         return {run(p.x_cf, p.latent_true)}
@@ -85,6 +88,8 @@ def _agg(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 def exec_cf_task(problems: Sequence[Problem], kinds: Sequence[str] = KINDS, mode: str = "direct") -> Task:
     """The evaluation task: one sample per (problem, kind), grouped ``"family/kind"``; scores ``em``,
     ``f1``, ``invalid``. ``mode="code"`` asks for a solver program and runs it in :mod:`iclr26.sandbox`."""
+    mode = check_in(mode, ("direct", "code"), "mode")
+    kinds = [check_in(k, KINDS, "kinds") for k in kinds]
     by_id = {p.id: p for p in problems}
     if len(by_id) != len(problems):
         raise ValueError("problems: ids must be unique")
@@ -134,8 +139,6 @@ class LLMSolver:
     run in the sandbox). :meth:`evaluate` runs the :func:`exec_cf_task` (resumable through ``log``)."""
 
     def __init__(self, model: LanguageModel, mode: str = "direct") -> None:
-        from ..validation import check_in
-
         self.model = model
         self.mode = check_in(mode, ("direct", "code"), "mode")
 
