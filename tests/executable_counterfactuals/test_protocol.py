@@ -101,7 +101,8 @@ def test_export_rl_jsonl(tmp_path):
 
 
 def test_load_released_maps_fields(tmp_path):
-    f = tmp_path / "cf.jsonl"
+    (tmp_path / "code-while-counterfactual").mkdir()
+    f = tmp_path / "code-while-counterfactual" / "test.jsonl"
     rows = [
         {"idx": 0, "prompt": "q", "answer": [3, 4], "response": "Answer: {3}", "exact_match": 0, "new": 1},
         {"idx": 1, "prompt": "q", "answer": "{5}", "response": "Answer: {5}", "exact_match": 1},
@@ -111,6 +112,7 @@ def test_load_released_maps_fields(tmp_path):
     assert [r["answer"] for r in recs] == [{3, 4}, {5}]
     assert recs[0]["prediction"] == {3}
     assert recs[0]["extra"] == {"new": 1}
+    assert recs[0]["config"] == "code-while-counterfactual"
     assert [score(r["prediction"], r["answer"])["em"] for r in recs] == [r["em"] for r in recs]
 
 

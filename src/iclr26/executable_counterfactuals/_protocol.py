@@ -177,8 +177,9 @@ def load_released(path: str | os.PathLike) -> list[dict[str, Any]]:
     """Records of a released JSONL file, mapped to our field names (:data:`RELEASED_FIELDS`).
 
     Every record must have an ``answer`` field under one of its aliases; unmapped fields are kept under
-    ``"extra"``. ``answer``/``prediction`` become sets of ints. A malformed line, or a record with no
-    answer, raises ``ValueError`` naming the line and listing the fields found.
+    ``"extra"``; ``config`` is the file's folder (the Hub layout is ``CONFIG/test.jsonl``, e.g.
+    ``code-while-counterfactual``). ``answer``/``prediction`` become sets of ints. A malformed line, or a
+    record with no answer, raises ``ValueError`` naming the line and listing the fields found.
     """
     alias = {a: ours for ours, names in RELEASED_FIELDS.items() for a in names}
     out = []
@@ -204,6 +205,7 @@ def load_released(path: str | os.PathLike) -> list[dict[str, Any]]:
                     f"path: line {ln} has no answer field (one of {RELEASED_FIELDS['answer']}); "
                     f"unknown fields: {sorted(rec['extra'])}"
                 )
+            rec.setdefault("config", Path(path).parent.name)  # the Hub layout: CONFIG/test.jsonl
             rec["answer"] = _to_set(rec["answer"])
             if "prediction" in rec:
                 rec["prediction"] = _to_set(rec["prediction"])
