@@ -81,7 +81,7 @@ def _agg(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     out = {}
     for g, rs in sorted(groups.items()):
         preds = [None if r["parsed"] is None else set(r["parsed"]) for r in rs]
-        out[g] = aggregate(preds, [r["truth"] for r in rs]) if rs else {}
+        out[g] = aggregate(preds, [r["truth"] for r in rs])
     return out
 
 

@@ -67,83 +67,53 @@ def _speed(seed: int) -> tuple[list[float], int]:
     return times, 2000
 
 
-def run(ctx: RunContext) -> Result:  # noqa: PLR0915
-    import torch
+PAPER_GAP = "drop of 25-40% for o4-mini, Claude-4-Sonnet and other frontier models"
+PAPER_ORDER = "harder structures (longer if-else, while loops, several latents) are harder"
+ORDER_PAIRS = (("if_else", "if_else_long"), ("if_else_long", "while"), ("if_else_long", "multi_r"))
 
-    from ..uncertainty import bootstrap, over_seeds, paired_difference
-    from . import FAMILIES, answer_set_sizes, generate
 
-    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
-    n_fam, n_direct, n_code = SIZES["small" if ctx.small else "medium"]
-    if ctx.limit is not None:
-        n_direct, n_code = min(n_direct, ctx.limit), min(n_code, ctx.limit)
-    problems = {f: generate(f, n_fam, seed=ctx.seed) for f in FAMILIES}
-    allp = [p for f in FAMILIES for p in problems[f]]
-    boot = dict(n_boot=2000, seed=ctx.seed, unit="problems")
+def _floor(em_subject, invalid: float | None, statement: str, paper: str, scale: str) -> Claim | None:
+    """Not measurable when a language model scored 0 on every prompt (a floor shows no gap or order)."""
+    if invalid is None or any(v.any() for d in em_subject.values() for v in d.values()):
+        return None
+    why = (
+        f"scored EM 0 on every prompt (invalid rate {invalid:.2f}): at this floor no gap or order can be seen"
+    )
+    return Claim.not_measurable(statement, why, paper=paper, scale=scale)
 
-    from . import full_abduction, skip_abduction
 
-    em: dict[str, dict[str, dict[str, np.ndarray]]] = {}  # subject -> family -> kind -> per-problem EM
-    for name, solver in (("skip-abduction", skip_abduction), ("full-abduction", full_abduction)):
-        em[name] = {f: _scripted(problems[f], solver) for f in FAMILIES}
+def _pooled(em_subject, kind: str) -> np.ndarray:
+    return np.concatenate([em_subject[f][kind] for f in em_subject])
 
-    model = ctx.load_model("embedded")
-    batch_size = ctx.batch_size or 20
-    llm_rows = {}
-    for mode, n in (("direct", n_direct), ("code", n_code)):
-        sub = [p for f in FAMILIES for p in problems[f][:n]]
-        scores, res = _llm(model, sub, mode, ctx, batch_size)
-        name = f"{model.name} ({mode})"
-        em[name] = {}
-        for f in FAMILIES:
-            idx = [i for i, p in enumerate(sub) if p.family == f]
-            em[name][f] = {k: scores[k]["em"][idx] for k in scores}
-        llm_rows[name] = (scores, sub, res)
 
-    def pooled(subject, kind):
-        return np.concatenate([em[subject][f][kind] for f in FAMILIES])
+def _gap_claims(em, invalid, boot, scale) -> list[Claim]:
+    """Claim (1): EM(interventional) - EM(counterfactual) > 0 per subject, paired by problem."""
+    from ..uncertainty import paired_difference
 
-    claims: list[Claim] = []
-    scale = f"{n_fam} problems/family x 5 families; LM direct {n_direct}/family, code {n_code}/family"
-    invalid = {
-        name: float(np.mean([v["invalid"].mean() for v in sc.values()]))
-        for name, (sc, _, _) in llm_rows.items()
-    }
-
-    def floor(subject: str, statement: str, paper: str) -> Claim | None:
-        """Not measurable when ``subject`` scored 0 on every prompt (a floor shows no gap or order)."""
-        if subject not in llm_rows or any(v.any() for d in em[subject].values() for v in d.values()):
-            return None
-        why = (
-            f"{subject} scored EM 0 on every prompt (invalid rate {invalid[subject]:.2f}): at this floor no "
-            "gap or ordering can be seen"
-        )
-        return Claim.not_measurable(statement, why, paper=paper, scale=scale)
-
-    paper_gap = "drop of 25-40% for o4-mini, Claude-4-Sonnet and other frontier models"
+    out = []
     for subject in em:
         if subject == "full-abduction":
             continue
         statement = f"Accuracy drops from interventional to counterfactual reasoning ({subject})"
-        if (c := floor(subject, statement, paper_gap)) is not None:
-            claims.append(c)
+        if (c := _floor(em[subject], invalid.get(subject), statement, PAPER_GAP, scale)) is not None:
+            out.append(c)
             continue
-        d = paired_difference(
-            np.mean, pooled(subject, "interventional"), pooled(subject, "counterfactual"), **boot
-        )
-        claims.append(
-            d.claim(
-                statement,
-                ">",
-                0.0,
-                paper=paper_gap,
-                scale=scale,
-                detail="EM(interventional) - EM(counterfactual), paired by problem, all families pooled",
-            )
-        )
-    skip_int = bootstrap(np.mean, pooled("skip-abduction", "interventional"), **boot)
-    skip_cf = bootstrap(np.mean, pooled("skip-abduction", "counterfactual"), **boot)
-    claims += [
+        inter, cf = _pooled(em[subject], "interventional"), _pooled(em[subject], "counterfactual")
+        d = paired_difference(np.mean, inter, cf, **boot)
+        detail = "EM(interventional) - EM(counterfactual), paired by problem, all families pooled"
+        out.append(d.claim(statement, ">", 0.0, paper=PAPER_GAP, scale=scale, detail=detail))
+    return out
+
+
+def _reference_claims(em, boot, scale) -> list[Claim]:
+    """Claims (2) and (3): skip-abduction solves the twin but not the counterfactual; enumeration is exact."""
+    from ..uncertainty import bootstrap
+
+    skip_int = bootstrap(np.mean, _pooled(em["skip-abduction"], "interventional"), **boot)
+    skip_cf = bootstrap(np.mean, _pooled(em["skip-abduction"], "counterfactual"), **boot)
+    full = em["full-abduction"]
+    full_min = min(float(v.mean()) for d in full.values() for v in d.values())
+    return [
         skip_int.claim(
             "Skipping abduction still solves the interventional twin",
             ">=",
@@ -160,11 +130,6 @@ def run(ctx: RunContext) -> Result:  # noqa: PLR0915
             scale=scale,
             detail="skip-abduction EM on counterfactual questions (latent guessed as the prior midpoint)",
         ),
-    ]
-    full_min = min(
-        float(em["full-abduction"][f][k].mean()) for f in FAMILIES for k in em["full-abduction"][f]
-    )
-    claims.append(
         Claim(
             "Full abduction by enumeration scores EM 1.0 on every family (ground truth is exact)",
             full_min,
@@ -174,33 +139,30 @@ def run(ctx: RunContext) -> Result:  # noqa: PLR0915
             scale=scale,
             detail="min over families and kinds of full-abduction EM",
             exact=True,
-        )
-    )
-    lm = f"{model.name} (direct)"
-    paper_order = "harder structures (longer if-else, while loops, several latents) are harder"
-    for a, b in (("if_else", "if_else_long"), ("if_else_long", "while"), ("if_else_long", "multi_r")):
+        ),
+    ]
+
+
+def _order_claims(em, lm: str, invalid, boot, scale) -> list[Claim]:
+    """Claim (4): the language model's counterfactual EM falls with harder structures."""
+    from ..uncertainty import bootstrap
+
+    out = []
+    for a, b in ORDER_PAIRS:
         statement = f"Counterfactual accuracy is higher on {a} than on {b} ({lm})"
-        if (c := floor(lm, statement, paper_order)) is not None:
-            claims.append(c)
+        if (c := _floor(em[lm], invalid.get(lm), statement, PAPER_ORDER, scale)) is not None:
+            out.append(c)
             continue
-        n = min(len(em[lm][a]["counterfactual"]), len(em[lm][b]["counterfactual"]))
-        d = bootstrap(
-            lambda x, y: float(np.mean(x) - np.mean(y)),
-            em[lm][a]["counterfactual"][:n],
-            em[lm][b]["counterfactual"][:n],
-            **boot,
-        )
-        claims.append(
-            d.claim(
-                statement,
-                ">",
-                0.0,
-                paper=paper_order,
-                scale=scale,
-                detail=f"EM({a}) - EM({b}); independent problems, bootstrap over problem pairs",
-            )
-        )
-    claims += [
+        x, y = em[lm][a]["counterfactual"], em[lm][b]["counterfactual"]
+        n = min(len(x), len(y))
+        d = bootstrap(lambda u, v: float(np.mean(u) - np.mean(v)), x[:n], y[:n], **boot)
+        detail = f"EM({a}) - EM({b}); independent problems, bootstrap over problem pairs"
+        out.append(d.claim(statement, ">", 0.0, paper=PAPER_ORDER, scale=scale, detail=detail))
+    return out
+
+
+def _training_claims() -> list[Claim]:
+    return [
         Claim.not_measurable(
             "RL generalises to new code structures and math; SFT on reasoning traces hurts "
             "out-of-distribution",
@@ -216,24 +178,27 @@ def run(ctx: RunContext) -> Result:  # noqa: PLR0915
         ),
     ]
 
-    times, per = _speed(ctx.seed)
+
+def _speed_claim(times: list[float], per: int) -> Claim:
+    from ..uncertainty import over_seeds
+
     total = over_seeds(np.array(times) * (10000 / per), unit="repeats")
-    claims.append(
-        total.claim(
-            "Generation with exact ground truth is fast: 10,000 problems in at most 30 s on one core",
-            "<=",
-            30.0,
-            paper="scalable synthetic data creation (issue's bar: 10,000 in <= 30 s)",
-            scale="5 repeats of 2,000 problems (400/family), CPU time scaled to 10,000",
-            detail="CPU seconds for 10,000 problems",
-        )
+    return total.claim(
+        "Generation with exact ground truth is fast: 10,000 problems in at most 30 s on one core",
+        "<=",
+        30.0,
+        paper="scalable synthetic data creation (issue's bar: 10,000 in <= 30 s)",
+        scale=f"5 repeats of {per:,} problems ({per // 5}/family), CPU time scaled to 10,000",
+        detail="CPU seconds for 10,000 problems",
     )
 
+
+def _accuracy_rows(em, llm_scores) -> list[dict]:
+    """The table family x kind x subject: EM, and for language models F1 and the invalid rate."""
     rows = []
-    for subject in em:
-        for f in FAMILIES:
-            for k in ("counterfactual", "interventional"):
-                v = em[subject][f][k]
+    for subject, fams in em.items():
+        for f, kinds in fams.items():
+            for k, v in kinds.items():
                 row = {
                     "subject": subject,
                     "family": f,
@@ -241,19 +206,64 @@ def run(ctx: RunContext) -> Result:  # noqa: PLR0915
                     "n": len(v),
                     "EM": round(float(v.mean()), 3),
                 }
-                if subject in llm_rows:
-                    scores, sub, _ = llm_rows[subject]
-                    idx = [i for i, p in enumerate(sub) if p.family == f]
-                    row["F1"] = round(float(scores[k]["f1"][idx].mean()), 3)
-                    row["invalid"] = round(float(scores[k]["invalid"][idx].mean()), 3)
+                if subject in llm_scores:
+                    scores, idx = llm_scores[subject][k], llm_scores[subject]["index"][f]
+                    row["F1"] = round(float(scores["f1"][idx].mean()), 3)
+                    row["invalid"] = round(float(scores["invalid"][idx].mean()), 3)
                 rows.append(row)
-    mod = [p for f in FAMILIES for p in generate(f, n_fam, seed=ctx.seed, difficulty={"modulus": 5})]
-    sizes = {"modulus off": answer_set_sizes(allp), "modulus 5": answer_set_sizes(mod)}
-    size_rows = [
-        {"setting": s, "family": f, **{f"|A|={k}": c for k, c in d.items()}}
+    return rows
+
+
+def _size_rows(sizes) -> list[dict]:
+    return [
+        {"setting": s, "family": f, **{f"size {k}": c for k, c in d.items()}}
         for s, fams in sizes.items()
         for f, d in fams.items()
     ]
+
+
+def run(ctx: RunContext) -> Result:
+    import torch
+
+    from . import FAMILIES, answer_set_sizes, full_abduction, generate, skip_abduction
+
+    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
+    n_fam, n_direct, n_code = SIZES["small" if ctx.small else "medium"]
+    if ctx.limit is not None:
+        n_direct, n_code = min(n_direct, ctx.limit), min(n_code, ctx.limit)
+    problems = {f: generate(f, n_fam, seed=ctx.seed) for f in FAMILIES}
+    boot = dict(n_boot=2000, seed=ctx.seed, unit="problems")
+    scale = f"{n_fam} problems/family x 5 families; LM direct {n_direct}/family, code {n_code}/family"
+
+    # subject -> family -> kind -> per-problem EM
+    em = {
+        name: {f: _scripted(problems[f], solver) for f in FAMILIES}
+        for name, solver in (("skip-abduction", skip_abduction), ("full-abduction", full_abduction))
+    }
+    model = ctx.load_model("embedded")
+    batch_size = ctx.batch_size or 20
+    llm_scores, invalid, model_info = {}, {}, None
+    for mode, n in (("direct", n_direct), ("code", n_code)):
+        sub = [p for f in FAMILIES for p in problems[f][:n]]
+        scores, res = _llm(model, sub, mode, ctx, batch_size)
+        name = f"{model.name} ({mode})"
+        index = {f: [i for i, p in enumerate(sub) if p.family == f] for f in FAMILIES}
+        em[name] = {f: {k: scores[k]["em"][index[f]] for k in scores} for f in FAMILIES}
+        llm_scores[name] = {**scores, "index": index}
+        invalid[name] = float(np.mean([v["invalid"].mean() for v in scores.values()]))
+        model_info = res.model
+
+    times, per = _speed(ctx.seed)
+    claims = (
+        _gap_claims(em, invalid, boot, scale)
+        + _reference_claims(em, boot, scale)
+        + _order_claims(em, f"{model.name} (direct)", invalid, boot, scale)
+        + _training_claims()
+        + [_speed_claim(times, per)]
+    )
+    mod = [p for f in FAMILIES for p in generate(f, n_fam, seed=ctx.seed, difficulty={"modulus": 5})]
+    allp = [p for f in FAMILIES for p in problems[f]]
+    sizes = {"modulus off": answer_set_sizes(allp), "modulus 5": answer_set_sizes(mod)}
     _plot(ctx, em)
     return Result(
         claims=claims,
@@ -265,9 +275,9 @@ def run(ctx: RunContext) -> Result:  # noqa: PLR0915
             "answer_set_sizes": sizes,
             "generation_cpu_s_per_2000": times,
             "llm_invalid_rate": invalid,
-            "model": llm_rows[lm][2].model,
+            "model": model_info,
         },
-        tables={"accuracy": rows, "answer_set_sizes": size_rows},
+        tables={"accuracy": _accuracy_rows(em, llm_scores), "answer_set_sizes": _size_rows(sizes)},
         notes=(
             "Problems are generated by our reimplementation from the paper (the authors' repository was not "
             "reachable). The language model answers a subset of each family (CPU decoding); "
