@@ -322,8 +322,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "executable-counterfactuals",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Counterfactual reasoning as code and math problems needing abduction, intervention, prediction.",
+        budget_s=120.0,
+        budget_reason="SmolLM2-135M decodes on CPU: 40 direct answers and 10 solver programs (160 tokens "
+        "each) besides the scripted solvers and a 10,000-problem generation timing",
     ),
     _E(
         "lgbo",
