@@ -14,7 +14,8 @@ the parties would pass, under seat-weighted voting rules and welfare goals?
 - :func:`policon_metrics`: pass rates and welfare means by goal x party count x topic with bootstrap
   intervals;
 - :func:`run_policon` with :class:`ModelJudge` / :class:`OracleJudge`: the benchmark as a logged,
-  resumable :mod:`iclr26.evaluation` task;
+  resumable :mod:`iclr26.evaluation` task; :class:`EmbeddingJudge`: OUR MiniLM judge calibrated on
+  the real votes;
 - :func:`generate_topics`: OUR template-generated debates in the authors' schema (the embedded
   default, not the authors' data).
 """
@@ -33,6 +34,7 @@ from ._data import (
     check_topic_record,
     load_policon,
 )
+from ._embed import EmbeddingJudge, load_minilm
 from ._generate import generate_topics
 from ._metrics import policon_metrics
 from ._prompts import (
@@ -63,6 +65,7 @@ __all__ = [
     "TOPICS",
     "VOTING_GOALS",
     "WELFARE_GOALS",
+    "EmbeddingJudge",
     "ModelJudge",
     "OracleJudge",
     "PoliconData",
@@ -78,6 +81,7 @@ __all__ = [
     "generate_topics",
     "judge_prompt",
     "load_policon",
+    "load_minilm",
     "max_variance_subsets",
     "parse_judge",
     "pick_examples",

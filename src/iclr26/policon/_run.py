@@ -25,6 +25,7 @@ from ..evaluation.judge import judge_key
 from ..models import GenerationConfig, LanguageModel
 from ..validation import check_in, check_int
 from ._data import GOALS, check_task
+from ._embed import EmbeddingJudge
 from ._prompts import (
     FALLBACK_SCORE,
     JUDGE_MAX_TOKENS,
@@ -237,7 +238,7 @@ def pick_examples(tasks: Sequence[dict[str, Any]], pool: dict[str, list[str]], s
 
 def run_policon(
     drafter: LanguageModel | None,
-    judge: ModelJudge | OracleJudge,
+    judge: ModelJudge | OracleJudge | EmbeddingJudge,
     tasks: Sequence[dict[str, Any]],
     goals: Sequence[str] = GOALS,
     seed: int = 0,
@@ -254,7 +255,7 @@ def run_policon(
     ----------
     drafter: the model that drafts; ``None`` judges the adopted resolutions instead (one row per
         task and goal, the draft being ``task["resolution"]``).
-    judge: :class:`ModelJudge` or :class:`OracleJudge`.
+    judge: :class:`ModelJudge`, :class:`OracleJudge` or a calibrated :class:`EmbeddingJudge`.
     tasks: task records (:func:`check_task`); goals: a subset of :data:`GOALS`.
     examples: the few-shot resolution per task (default: none needed when ``drafter`` is None).
     log: SQLite file for drafts and judge replies; a rerun resumes from it.
@@ -272,8 +273,16 @@ def run_policon(
     for g in goals:
         check_in(g, GOALS, "goals")
     tasks = [check_task(t, f"tasks[{i}]") for i, t in enumerate(tasks)]
-    if not isinstance(judge, ModelJudge | OracleJudge):
-        raise ValueError(f"judge must be a ModelJudge or OracleJudge, got {type(judge).__name__}")
+    ids = [_sample_id(t, "") for t in tasks]
+    if len(set(ids)) != len(ids):
+        raise ValueError(
+            "tasks must have unique (topic, party count, id) triples; duplicates: "
+            f"{sorted({i for i in ids if ids.count(i) > 1})[:3]}"
+        )
+    if not isinstance(judge, ModelJudge | OracleJudge | EmbeddingJudge):
+        raise ValueError(
+            f"judge must be a ModelJudge, OracleJudge or EmbeddingJudge, got {type(judge).__name__}"
+        )
     slog = SampleLog(log) if log is not None else None
     try:
         drafts = None
@@ -292,7 +301,9 @@ def run_policon(
             )
             texts = [r["text"] for r in drafts.records]
         pairs = [(t, texts[i * len(goals) + j]) for i, t in enumerate(tasks) for j in range(len(goals))]
-        kwargs = {} if isinstance(judge, OracleJudge) else {"log": slog, "seed": seed, "progress": progress}
+        kwargs = (
+            {} if not isinstance(judge, ModelJudge) else {"log": slog, "seed": seed, "progress": progress}
+        )
         judged = judge.judge(pairs, **kwargs)
     finally:
         if slog is not None:
