@@ -97,14 +97,23 @@ class ModelJudge:
     def identity(self) -> str:
         return self.model.identity
 
-    def _ask(self, prompts: list[list[dict[str, str]]], temp: float, seed: int, slog, progress) -> list[str]:
-        """One attempt for every prompt (batched, cached in ``slog``): the raw replies."""
+    def _ask(
+        self, prompts: list[list[dict[str, str]]], groups: list[int], temp: float, seed: int, slog, progress
+    ) -> list[str]:
+        """One attempt for every prompt (cached in ``slog``): the raw replies. A batch holds the prompts
+        of one ``groups`` value (the parties of one draft): they share all but the party's name and
+        stance, so the model runs the shared prefix once."""
         config = GenerationConfig(max_new_tokens=JUDGE_MAX_TOKENS, temperature=temp, seed=seed)
         keys = [judge_key(self.identity, p, config) for p in prompts]
         done = slog.get_many(keys) if slog is not None else {}
         todo = [i for i, k in enumerate(keys) if k not in done]
         texts = {k: r["output"]["text"] for k, r in done.items()}
-        batches = [todo[i : i + self.batch_size] for i in range(0, len(todo), self.batch_size)]
+        batches: list[list[int]] = []
+        for i in todo:
+            if batches and groups[batches[-1][0]] == groups[i] and len(batches[-1]) < self.batch_size:
+                batches[-1].append(i)
+            else:
+                batches.append([i])
         for batch in progress(batches, total=len(batches), desc=f"judge {self.name} t={temp:.1f}"):
             outs = self.model.generate([prompts[i] for i in batch], config)
             recs = []
@@ -164,7 +173,7 @@ class ModelJudge:
                 ]
                 for j in pending
             ]
-            texts = self._ask(chats, temp, seed, log, progress)
+            texts = self._ask(chats, [items[j][0] for j in pending], temp, seed, log, progress)
             still = []
             for j, text in zip(pending, texts):
                 replies[j].append(text)
@@ -259,7 +268,9 @@ def run_policon(
     tasks: task records (:func:`check_task`); goals: a subset of :data:`GOALS`.
     examples: the few-shot resolution per task (default: none needed when ``drafter`` is None).
     log: SQLite file for drafts and judge replies; a rerun resumes from it.
-    batch_size, max_new_tokens: drafting batch and length (authors: 512 tokens, greedy).
+    batch_size, max_new_tokens: drafting batch and length (authors: 512 tokens, greedy). Drafts are
+        asked in task order, so ``batch_size=len(goals)`` batches one task's prompts, which share
+        their background and stances (the model runs that prefix once).
 
     Returns
     -------
@@ -298,6 +309,7 @@ def run_policon(
                 batch_size=batch_size,
                 log=slog,
                 progress=progress or False,
+                sort_by_length=False,  # task order: a batch of len(goals) holds one task's prompts
             )
             texts = [r["text"] for r in drafts.records]
         pairs = [(t, texts[i * len(goals) + j]) for i, t in enumerate(tasks) for j in range(len(goals))]

@@ -117,6 +117,8 @@ def welfare(scores: Any, alpha: float) -> np.ndarray:
         for j in range(arr.shape[1]):
             prod = np.where(present[:, j], prod * arr[:, j], prod)
         out = _pow(prod, 1 / n)
+    elif alpha == 0:  # u ** 1 and m ** 1.0 are exact: skip the powers
+        out = _left_sum(arr) / n
     else:
         out = _pow(_left_sum(_pow(arr, 1 - alpha)) / n, 1 / (1 - alpha))
     return out[0] if one else out

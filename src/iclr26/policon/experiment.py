@@ -182,7 +182,7 @@ def run(ctx: RunContext) -> Result:
     # (b) judge validity on adopted resolutions
     order = rng.permutation(len(tasks))
     n_val = 3 if ctx.small else 40
-    n_cal = 40 if ctx.small else 200
+    n_cal = 30 if ctx.small else 200
     two = [i for i in order if tasks[i]["party_num"] == 2]
     val_tasks = [tasks[i] for i in two[:n_val]]
     emb_cal = [tasks[i] for i in order[-n_cal:]]
@@ -218,7 +218,7 @@ def run(ctx: RunContext) -> Result:
     claims += [c_val, c_emb]
 
     # (c) drafts by the model for every goal, judged by each judge
-    n_draft = 2 if ctx.small else 12
+    n_draft = 1 if ctx.small else 12
     if ctx.limit is not None:
         n_draft = min(n_draft, ctx.limit)
     draft_tasks = [tasks[i] for i in (two if ctx.small else order)[n_val : n_val + n_draft]]
@@ -234,7 +234,7 @@ def run(ctx: RunContext) -> Result:
             ctx.seed,
             examples=examples,
             log=log,
-            batch_size=ctx.batch_size or 10,
+            batch_size=ctx.batch_size or len(GOALS),
             max_new_tokens=max_new,
             progress=ctx.progress,
         ),
@@ -248,51 +248,14 @@ def run(ctx: RunContext) -> Result:
         ctx.seed,
         examples=examples,
         log=log,
-        batch_size=ctx.batch_size or 10,
+        batch_size=ctx.batch_size or len(GOALS),
         max_new_tokens=max_new,
     )
     scale_d = f"{len(draft_tasks)} tasks x 5 goals, drafts by {model.name} ({max_new} new tokens, greedy)"
     draft_rows = []
     for jname, r in runs.items():
         og = _by_goal(r.rows, r.outcomes["outcome"], GOALS)
-        pairs = dict(unit="tasks", **boot)
-        claims += [
-            paired_difference(np.mean, og["simple_majority"], og["two_thirds"], **pairs).claim(
-                f"Drafts pass simple majority more often than two-thirds (judge: {jname})",
-                ">",
-                0.0,
-                paper="all models: two-thirds and veto are harder than simple majority",
-                scale=scale_d,
-                detail="each goal's own draft, paired by task",
-            ),
-            paired_difference(np.mean, og["simple_majority"], og["veto"], **pairs).claim(
-                f"Drafts pass veto less often than simple majority (judge: {jname})",
-                ">",
-                0.0,
-                paper="veto settings lower pass rates",
-                scale=scale_d,
-                detail="simple minus veto, paired by task",
-            ),
-            paired_difference(np.mean, og["utilitarian"], og["rawlsian"], **pairs).claim(
-                f"Rawlsian welfare of drafts is below utilitarian welfare (judge: {jname})",
-                ">",
-                0.0,
-                paper="Rawlsian goal is the hardest",
-                scale=scale_d,
-                detail="mean score minus min score",
-            ),
-        ]
-        w, s = _party_pairs(r, ("simple_majority", "two_thirds", "veto"))
-        claims.append(
-            bootstrap(_spearman, w, s, unit="(draft, party) pairs", **boot).claim(
-                f"Drafts favour parties with larger seat shares (judge: {jname})",
-                ">",
-                0.0,
-                paper="LLMs tend to favour the dominant party",
-                scale=scale_d,
-                detail="Spearman(seat weight, party score) over voting-goal drafts",
-            )
-        )
+        claims += _draft_claims(jname, r, og, scale_d, boot)
         fallback = sum(v for row in r.rows for v in row["fallback"].values())
         for goal in GOALS:
             draft_rows.append(
@@ -368,3 +331,67 @@ def _plot(ctx: RunContext, table, runs, goals) -> None:
     axes[1].set_title("model drafts, by judge")
     axes[1].legend(fontsize=7)
     ctx.savefig(fig, "policon_pass_rates.png")
+
+
+#: Fewer drafting tasks than this make a bootstrap over tasks meaningless; the claims are then not measured.
+MIN_DRAFT_TASKS = 5
+_DRAFT_STATEMENTS = (
+    "Drafts pass simple majority more often than two-thirds",
+    "Drafts pass veto less often than simple majority",
+    "Rawlsian welfare of drafts is below utilitarian welfare",
+    "Drafts favour parties with larger seat shares",
+)
+
+
+def _draft_claims(jname: str, r, og: dict[str, np.ndarray], scale_d: str, boot: dict) -> list[Claim]:
+    """The four draft claims for one judge, paired by task (or not measurable on too few tasks)."""
+    from ..uncertainty import bootstrap, paired_difference
+
+    n = len(og["simple_majority"])
+    if n < MIN_DRAFT_TASKS:
+        why = (
+            f"{n} drafting task(s) at this scale (< {MIN_DRAFT_TASKS}): the pipeline ran, the drafts and "
+            "scores are in the drafts table; run --scale medium (12 tasks) to measure"
+        )
+        return [
+            Claim.not_measurable(f"{st} (judge: {jname})", why, scale=scale_d) for st in _DRAFT_STATEMENTS
+        ]
+    pairs = dict(unit="tasks", **boot)
+    claims = [
+        paired_difference(np.mean, og["simple_majority"], og["two_thirds"], **pairs).claim(
+            f"{_DRAFT_STATEMENTS[0]} (judge: {jname})",
+            ">",
+            0.0,
+            paper="all models: two-thirds and veto are harder than simple majority",
+            scale=scale_d,
+            detail="each goal's own draft, paired by task",
+        ),
+        paired_difference(np.mean, og["simple_majority"], og["veto"], **pairs).claim(
+            f"{_DRAFT_STATEMENTS[1]} (judge: {jname})",
+            ">",
+            0.0,
+            paper="veto settings lower pass rates",
+            scale=scale_d,
+            detail="simple minus veto, paired by task",
+        ),
+        paired_difference(np.mean, og["utilitarian"], og["rawlsian"], **pairs).claim(
+            f"{_DRAFT_STATEMENTS[2]} (judge: {jname})",
+            ">",
+            0.0,
+            paper="Rawlsian goal is the hardest",
+            scale=scale_d,
+            detail="mean score minus min score",
+        ),
+    ]
+    w, s = _party_pairs(r, ("simple_majority", "two_thirds", "veto"))
+    claims.append(
+        bootstrap(_spearman, w, s, unit="(draft, party) pairs", **boot).claim(
+            f"{_DRAFT_STATEMENTS[3]} (judge: {jname})",
+            ">",
+            0.0,
+            paper="LLMs tend to favour the dominant party",
+            scale=scale_d,
+            detail="Spearman(seat weight, party score) over voting-goal drafts",
+        )
+    )
+    return claims
