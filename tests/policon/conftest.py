@@ -14,11 +14,20 @@ import _authors  # noqa: E402
 
 from iclr26.policon import build_tasks, generate_topics, load_policon  # noqa: E402
 
-SHARED = Path(
-    os.environ.get("POLICON_DATA", Path(__file__).resolve().parents[2].parent.parent / "shared/data/policon")
+_REPO = Path(__file__).resolve().parents[2]
+#: The authors' data beside the checkout (``../shared`` or ``../../shared``), or ``POLICON_DATA``.
+SHARED = next(
+    (
+        p
+        for p in (
+            Path(os.environ.get("POLICON_DATA", "/nonexistent")),
+            _REPO.parent / "shared/data/policon",
+            _REPO.parent.parent / "shared/data/policon",
+        )
+        if (p / "task_datas").is_dir()
+    ),
+    _REPO.parent / "shared/data/policon",
 )
-if not SHARED.is_dir():
-    SHARED = Path("/work/shared/data/policon")
 
 
 @pytest.fixture(scope="session")

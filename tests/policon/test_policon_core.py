@@ -241,9 +241,9 @@ def test_from_authors_results_and_fields(tmp_path):
     back = from_authors_results(tmp_path / "results")
     assert sorted(b["goal"] for b in back) == sorted(r["goal"] for r in rows)
     assert all(b["model"] == "m" for b in back)
-    again = authors_fields(back)
-    for b, f in zip(back, again):
-        assert {k: b[k] for k in f} == f
+    for b in back:
+        assert {k: b[k] for k in b["rescored"]} == b["rescored"]
+    assert authors_fields(back) == [b["rescored"] for b in back]
     assert rows[1]["is_pass_veto"] == 0 and rows[1]["is_pass_simple_veto"] == 1
     _write(tmp_path, "bad/eubench_logs/2/a/majority/m.json", [])
     with pytest.raises(ValueError, match="goal folder"):

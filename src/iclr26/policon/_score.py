@@ -158,7 +158,9 @@ def from_authors_results(path: str | Path) -> list[dict[str, Any]]:
     Returns
     -------
     The rows as they are, each with ``goal`` (ours), ``party_num`` (int), ``topic`` and ``model`` added
-    from the path. Unknown goal folders are refused with the valid names.
+    from the path, and ``rescored``: :func:`authors_fields` recomputed with our voting and welfare
+    functions (equal to the row's own ``is_pass_*`` / ``voting_result`` when their scoring is ours).
+    Unknown goal folders are refused with the valid names.
     """
     path = Path(path)
     if path.is_file():
@@ -181,4 +183,7 @@ def from_authors_results(path: str | Path) -> list[dict[str, Any]]:
             out.append(
                 {**r, "goal": _FROM_AUTHORS[folder], "party_num": int(k), "topic": topic, "model": model}
             )
+    if out:
+        for row, fields in zip(out, authors_fields(out)):
+            row["rescored"] = fields
     return out

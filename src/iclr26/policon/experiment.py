@@ -182,14 +182,17 @@ def run(ctx: RunContext) -> Result:
     # (b) judge validity on adopted resolutions
     order = rng.permutation(len(tasks))
     n_val = 3 if ctx.small else 40
-    n_cal = 30 if ctx.small else 200
+    n_cal = min(30 if ctx.small else 200, len(tasks) // 2)
     two = [i for i in order if tasks[i]["party_num"] == 2]
     val_tasks = [tasks[i] for i in two[:n_val]]
     emb_cal = [tasks[i] for i in order[-n_cal:]]
     emb_val = [tasks[i] for i in order[:n_cal]]
     t0 = time.perf_counter()
-    emb = EmbeddingJudge().calibrate(emb_cal)
-    emb_runs = run_policon(None, emb, emb_val, ["simple_majority"])
+    try:
+        emb = EmbeddingJudge().calibrate(emb_cal)
+        emb_runs = run_policon(None, emb, emb_val, ["simple_majority"])
+    except ImportError as e:  # the `policon` extra (MiniLM) is not installed
+        emb, emb_runs, no_emb = None, None, str(e)
     emb_s = time.perf_counter() - t0
     model = ctx.load_model("embedded")
     judge_model = ctx.load_model("embedded", judge=True) if ctx.judge else model
@@ -214,7 +217,11 @@ def run(ctx: RunContext) -> Result:
         ), est
 
     c_val, e_val = validity(val, val_tasks, f"Model judge ({judge.name})", len(val_tasks))
-    c_emb, e_emb = validity(emb_runs, emb_val, "MiniLM embedding judge (ours)", len(emb_val))
+    emb_name = "MiniLM embedding judge (ours)"
+    if emb is None:
+        c_emb, e_emb = Claim.not_measurable(f"{emb_name} scores track the real votes", no_emb), None
+    else:
+        c_emb, e_emb = validity(emb_runs, emb_val, emb_name, len(emb_val))
     claims += [c_val, c_emb]
 
     # (c) drafts by the model for every goal, judged by each judge
@@ -240,17 +247,18 @@ def run(ctx: RunContext) -> Result:
         ),
     }
     draft_s = time.perf_counter() - t0
-    runs[emb.name] = run_policon(
-        model,
-        emb,
-        draft_tasks,
-        GOALS,
-        ctx.seed,
-        examples=examples,
-        log=log,
-        batch_size=ctx.batch_size or len(GOALS),
-        max_new_tokens=max_new,
-    )
+    if emb is not None:
+        runs[emb.name] = run_policon(
+            model,
+            emb,
+            draft_tasks,
+            GOALS,
+            ctx.seed,
+            examples=examples,
+            log=log,
+            batch_size=ctx.batch_size or len(GOALS),
+            max_new_tokens=max_new,
+        )
     scale_d = f"{len(draft_tasks)} tasks x 5 goals, drafts by {model.name} ({max_new} new tokens, greedy)"
     draft_rows = []
     for jname, r in runs.items():
@@ -287,16 +295,21 @@ def run(ctx: RunContext) -> Result:
         f"Tasks: {source}. The oracle judge is the real vote, defined only on adopted resolutions. "
         f"Model judge {judge.name} with the authors' prompt, 3 new tokens and {retries} retr"
         f"{'y' if retries == 1 else 'ies'} (authors: 10); unparseable after the retries -> 4, counted: "
-        f"{fallbacks_val} on validity, see the drafts table for drafts. MiniLM embedding judge is ours "
-        f"(coef a={emb.coef[0]:.2f}, b={emb.coef[1]:.2f}, calibrated on {len(emb_cal)} tasks' real votes). "
-        f"Timings: oracle scoring {oracle_s:.2f} s, embedding judge {emb_s:.1f} s, model-judge validity "
+        f"{fallbacks_val} on validity, see the drafts table for drafts. "
+        + (
+            f"MiniLM embedding judge is ours (coef a={emb.coef[0]:.2f}, b={emb.coef[1]:.2f}, calibrated on "
+            f"{len(emb_cal)} tasks' real votes). "
+            if emb is not None
+            else f"No embedding judge: {no_emb}. "
+        )
+        + f"Timings: oracle scoring {oracle_s:.2f} s, embedding judge {emb_s:.1f} s, model-judge validity "
         f"{val_s:.1f} s, drafting + model judging {draft_s:.1f} s. Re-running resumes from samples.sqlite."
     )
     return Result(
         claims=claims,
         metrics={
             "oracle_cells": cells,
-            "judge_validity": {"model": e_val.to_dict(), "embedding": e_emb.to_dict()},
+            "judge_validity": {"model": e_val.to_dict(), "embedding": e_emb.to_dict() if e_emb else None},
             "n_tasks": len(tasks),
             "drafts": {j: r.rows for j, r in runs.items()},
             "seconds": {"oracle": oracle_s, "embedding": emb_s, "validity": val_s, "drafting": draft_s},
