@@ -116,3 +116,33 @@ def test_scoring_28620_rows_is_fast(shared_data):
     out = score_rows(a)
     assert time.perf_counter() - t0 < 1.0
     assert out["outcome"].shape == (len(rows),)
+
+
+def test_oracle_cells_on_shared_topics_equal_plain_loops(shared_data):
+    """Without the authors' code: the oracle cells against plain Python loops over the shared tasks."""
+    cells = {
+        (c["goal"], c["party_num"]): c["value"]
+        for c in policon_metrics(oracle_rows(shared_data.tasks), n_boot=10)
+        if c["scope"] == "all"
+    }
+    for k in (2, 4, 6):
+        tasks = [t for t in shared_data.tasks if t["party_num"] == k]
+        simple = two = veto = rawls = util = 0.0
+        for t in tasks:
+            ch = {s["party_name"]: s["choice"] for s in t["stances"]}
+            ws = sum(w * ch[s["party_name"]] for w, s in zip(t["seat_weights"], t["stances"]))
+            simple += ws >= 5
+            two += ws >= 20 / 3
+            veto += ch[t["veto_party_name"]] >= 6 and ws >= 5
+            rawls += min(ch.values())
+            util += sum(ch.values()) / len(ch)
+        n = len(tasks)
+        ref = {
+            "simple_majority": simple,
+            "two_thirds": two,
+            "veto": veto,
+            "rawlsian": rawls,
+            "utilitarian": util,
+        }
+        for goal, total in ref.items():
+            assert math.isclose(cells[(goal, k)], total / n, rel_tol=1e-12), (goal, k)
