@@ -250,8 +250,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "policon",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Drafting consensus resolutions from divergent party positions under different voting rules.",
+        budget_s=120.0,
+        budget_reason="loads SmolLM2 and MiniLM, drafts 10 resolutions from ~1,000-token prompts and judges "
+        "each party with ~1,000-token judge prompts on the CPU (oracle scoring itself takes milliseconds)",
     ),
     _E(
         "causalpitfalls",
