@@ -151,7 +151,7 @@ def anesbench_metrics(rows: Sequence[dict[str, Any]], *, n_boot: int = 2000, see
     "System 1 - System 2": E}}`` where ``S = {"n", "accuracy": E, "fuzzy_share": E, "invalid_share"}``
     and each ``E`` an :class:`iclr26.uncertainty.Estimate` (differences resample all questions
     together, so the levels' counts vary as in an unstratified bootstrap)."""
-    from ..uncertainty import bootstrap
+    from ..uncertainty import Estimate, bootstrap
 
     if isinstance(rows, dict | str) or not isinstance(rows, Sequence) or not rows:
         raise ValueError("rows must be a non-empty sequence of per-sample records")
@@ -159,11 +159,16 @@ def anesbench_metrics(rows: Sequence[dict[str, Any]], *, n_boot: int = 2000, see
     t = row_table(rows)
     boot = dict(n_boot=n_boot, seed=seed, unit="questions")
 
+    def mean(x: np.ndarray) -> Estimate:
+        if len(x) < 2:  # no interval from a single question
+            return Estimate(float(np.mean(x)), np.nan, np.nan, 0.95, "bootstrap needs 2 questions", len(x))
+        return bootstrap(np.mean, x, **boot)
+
     def summary(mask: np.ndarray) -> dict[str, Any]:
         return {
             "n": int(mask.sum()),
-            "accuracy": bootstrap(np.mean, t["correct"][mask], **boot),
-            "fuzzy_share": bootstrap(np.mean, t["fuzzy"][mask], **boot),
+            "accuracy": mean(t["correct"][mask]),
+            "fuzzy_share": mean(t["fuzzy"][mask]),
             "invalid_share": float(t["invalid"][mask].mean()),
         }
 

@@ -37,6 +37,7 @@ def score_row(record: dict[str, Any], language: str, response: str, fallback: st
 def _scores(pred: str, source: str, answer: str) -> dict[str, float]:
     return {
         "acc": float(pred == answer),
+        "acc_strict": float(pred == answer and source == "pattern"),  # as with fallback="invalid"
         "fuzzy": float(source == "fuzzy"),
         "invalid": float(source == "invalid"),
     }
@@ -61,7 +62,7 @@ def make_task(records: Sequence[dict[str, Any]], language: str, fallback: str, m
         score=score,
         generation=GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0),
         version=f"1-{fallback}",
-        error_scores={"acc": 0.0, "fuzzy": 0.0, "invalid": 1.0},
+        error_scores={"acc": 0.0, "acc_strict": 0.0, "fuzzy": 0.0, "invalid": 1.0},
     )
 
 
