@@ -198,8 +198,10 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "anessuite",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Anesthesiology reasoning benchmark at System 1, 1.x and 2 levels.",
+        budget_s=120,
+        budget_reason="SmolLM2 generates 256 tokens for 60 questions on CPU (about 25 s per 12 prompts)",
     ),
     _E(
         "simpletom",
