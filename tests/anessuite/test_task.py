@@ -86,6 +86,8 @@ def test_metrics_language_split():
 def test_bad_inputs(tmp_path):
     with pytest.raises(ValueError, match="rows"):
         anesbench_metrics([])
+    with pytest.raises(ValueError, match=r"rows\[0\]"):
+        anesbench_metrics([{"group": "System 3", "scores": {}}])
     with pytest.raises(ValueError, match="n_boot"):
         anesbench_metrics([{"group": "System 1", "scores": {}}], n_boot=1)
     with pytest.raises(ValueError, match="records"):

@@ -68,6 +68,15 @@ def make_task(records: Sequence[dict[str, Any]], language: str, fallback: str, m
 
 def row_table(rows: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
     """Per-row arrays: ``level`` (1-3), ``language``, ``correct``, ``fuzzy``, ``invalid`` (shape ``(n,)``)."""
+    for i, r in enumerate(rows):
+        if (
+            not isinstance(r, dict)
+            or r.get("group") not in _LEVEL_OF
+            or not isinstance(r.get("scores"), dict)
+        ):
+            raise ValueError(
+                f"rows[{i}] must be a per-sample record with a level group {LEVEL_NAMES} and scores"
+            )
     parsed = [r.get("parsed") or {} for r in rows]
     return {
         "level": np.array([_LEVEL_OF[r["group"]] for r in rows], dtype=int),
