@@ -10,7 +10,6 @@ worked ``en_reasoning`` (AnesR1 style) for the training split.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from typing import Any
 
@@ -405,7 +404,3 @@ def generate(n_per_level: int, seed: int, prefix: str = "bank") -> list[dict[str
                 }
             )
     return out
-
-
-def is_close(a: float, b: float) -> bool:
-    return math.isclose(a, b, rel_tol=1e-9, abs_tol=1e-9)
