@@ -10,7 +10,7 @@ from iclr26.anessuite import generate_anes_questions, generate_anes_training
 
 # Independent re-statements of the sources (docs/anessuite.md), written apart from _bank.py.
 CLASS_WORD = {
-    "propofol": "GABA-A",
+    "propofol": "alkylphenol",
     "midazolam": "benzodiazepine",
     "ketamine": "NMDA",
     "rocuronium": "aminosteroid",
@@ -160,12 +160,28 @@ def test_training_split_separate(bank):
     assert all(r["en_reasoning"].endswith(f"The answer is {r['answer']}.") for r in train)
 
 
+def test_chinese_rendering_same_items():
+    from iclr26.anessuite import anesbench_messages, extract_answer
+
+    en, zh = generate_anes_questions(12, seed=5), generate_anes_questions(12, seed=5, language="zh")
+    assert [{k: v for k, v in r.items() if not k.startswith("zh_")} for r in zh] == en
+    for r in zh:
+        assert r["zh_question"] and all(r[f"zh_{c}"] for c in "ABCD")
+        assert len({r[f"zh_{c}"] for c in "ABCD"}) == 4
+        if r["level"] == 3:  # numbers and units kept
+            assert all(r[f"zh_{c}"] == r[f"en_{c}"] for c in "ABCD")
+        else:  # every fact option translated
+            assert all(r[f"zh_{c}"] != r[f"en_{c}"] or r[f"en_{c}"][0].isdigit() for c in "ABCD")
+        assert anesbench_messages(r, "zh")[1]["content"].endswith(f"D. {r['zh_D']}\n")
+        assert extract_answer(f"答案：{r['answer']}", r, language="zh") == r["answer"]
+
+
 @pytest.mark.parametrize(
     "kwargs, arg",
     [
         ({"n_per_level": 0}, "n_per_level"),
         ({"seed": -1}, "seed"),
-        ({"language": "zh"}, "language"),
+        ({"language": "fr"}, "language"),
         ({"n_per_level": 2.5}, "n_per_level"),
     ],
 )

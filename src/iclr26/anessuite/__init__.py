@@ -26,6 +26,7 @@ import numpy as np
 
 from ..validation import check_in, check_int
 from . import _bank
+from ._bank_zh import add_chinese
 from ._extract import SOURCES, extract
 from ._records import LANGUAGES, LEVELS, check_language, check_record, load_records, messages
 from ._task import (
@@ -199,11 +200,13 @@ def generate_anes_questions(
 
     4 options, deterministic keys, answer positions balanced per level (a shuffled round robin),
     families drawn in equal shares; each record also has ``family``, ``params`` (to recompute the key)
-    and ``en_reasoning``. Only English templates exist (``language="zh"`` raises ``ValueError``)."""
+    and ``en_reasoning``. ``language="zh"`` adds our Chinese rendering of the same items
+    (``zh_question``, ``zh_A``..; the English fields stay) for evaluation in Chinese."""
     check_int(n_per_level, "n_per_level", minimum=1)
     check_int(seed, "seed", minimum=0)
-    check_in(language, ("en",), "language (the bank has English templates only)")
-    return _bank.generate(n_per_level, seed, prefix="bank")
+    check_language(language)
+    records = _bank.generate(n_per_level, seed, prefix="bank")
+    return [add_chinese(r) for r in records] if language == "zh" else records
 
 
 def generate_anes_training(n_per_level: int = 60, seed: int = 0) -> list[dict[str, Any]]:

@@ -19,7 +19,7 @@ from ._extract import letters
 
 # --- fact tables (sources in docs/anessuite.md) -------------------------------------------------
 DRUG_CLASS = {
-    "propofol": "GABA-A receptor positive modulator (intravenous hypnotic)",
+    "propofol": "alkylphenol intravenous hypnotic",
     "midazolam": "benzodiazepine",
     "ketamine": "NMDA receptor antagonist",
     "dexmedetomidine": "alpha-2 adrenergic agonist",
