@@ -201,7 +201,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "Anesthesiology reasoning benchmark at System 1, 1.x and 2 levels.",
         budget_s=120,
-        budget_reason="SmolLM2 writes 128 tokens for each of 60 questions on CPU: 83 CPU-s on one thread",
+        budget_reason="SmolLM2 writes 128 tokens for each of 60 questions on CPU: 83-100 CPU-s on one thread",
     ),
     _E(
         "simpletom",
