@@ -198,8 +198,10 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "anessuite",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Anesthesiology reasoning benchmark at System 1, 1.x and 2 levels.",
+        budget_s=120,
+        budget_reason="SmolLM2 writes 128 tokens for each of 60 questions on CPU: 83-100 CPU-s on one thread",
     ),
     _E(
         "simpletom",
