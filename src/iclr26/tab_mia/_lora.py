@@ -156,7 +156,7 @@ def train_lora(
         loss.backward()
         torch.nn.utils.clip_grad_norm_(params, 1.0)
         opt.step()
-        losses.append(float(loss))
+        losses.append(float(loss.detach()))
         if on_step is not None:
             on_step(step, len(plan), losses[-1])
     for name, layer in layers.items():
