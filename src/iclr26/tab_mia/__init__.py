@@ -1,0 +1,299 @@
+"""Tab-MIA: membership inference on LLMs fine-tuned on serialised tables (German et al., ICLR 2026).
+
+Public API:
+
+- :func:`encode_table`: the six serialisations (``json``, ``html``, ``markdown``, ``key-value-pair``,
+  ``key-is-value``, ``line-sep``), byte-identical to the authors' encoders;
+- :func:`make_benchmark` (long-context: row chunks of one table) and :func:`make_benchmark_from_tables`
+  (short-context: whole small tables); :func:`load_tab_mia` reads the released jsonl files;
+- :func:`finetune_lora`: LoRA fine-tuning with the authors' hyper-parameters, merged;
+- :func:`mia_scores` (ppl, lowercase, zlib, Min-K%, Max-K%, Min-K%++ at 10/20/30 %) and
+  :func:`mia_metrics` (AUROC, FPR@95 %TPR, TPR@5 %FPR, balanced accuracy).
+
+Reference: E. German, S. Antebi, D. Samira, A. Shabtai, Y. Elovici, "Tab-MIA: A Benchmark Dataset for
+Membership Inference Attacks on Tabular Data in LLMs", ICLR 2026; code: github.com/eyalgerman/Tab-MIA.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ..validation import check_in, check_int, check_labels
+from ._attacks import (
+    ATTACKS,
+    AUTHORS_NAMES,
+    MEMBER_SIGN,
+    attack_metrics,
+    scores_frame,
+    text_scores,
+    token_stats,
+)
+from ._benchmark import long_context, short_context
+from ._encoders import ENCODINGS, csv_rows, encode_csv_text
+from ._lora import AUTHORS_TARGETS, train_lora
+
+__all__ = [
+    "ATTACKS",
+    "AUTHORS_NAMES",
+    "AUTHORS_TARGETS",
+    "ENCODINGS",
+    "MEMBER_SIGN",
+    "encode_table",
+    "finetune_lora",
+    "load_tab_mia",
+    "make_benchmark",
+    "make_benchmark_from_tables",
+    "mia_metrics",
+    "mia_scores",
+]
+
+#: The authors truncate every text to this many characters before scoring (``MAX_LEN_LINE``).
+MAX_CHARS = 10000
+
+
+def _csv_text(table: Any, name: str) -> str:
+    """A DataFrame as ``to_csv(index=False)``, a path to a ``.csv`` file as its text, or CSV text as is."""
+    if isinstance(table, pd.DataFrame):
+        if table.shape[0] == 0 or table.shape[1] == 0:
+            raise ValueError(f"{name} must have at least one row and one column, got shape {table.shape}")
+        return table.to_csv(index=False)
+    if isinstance(table, os.PathLike) or (
+        isinstance(table, str) and "\n" not in table and table.endswith(".csv")
+    ):
+        path = Path(table)
+        if not path.is_file():
+            raise ValueError(f"{name}: no such CSV file {str(path)!r}")
+        table = path.read_text(encoding="utf-8")
+    if not isinstance(table, str):
+        raise ValueError(
+            f"{name} must be a DataFrame, CSV text or a path to a .csv file, got {type(table).__name__}"
+        )
+    if len(csv_rows(table)) < 2:
+        raise ValueError(f"{name} must hold a header and at least one data row")
+    return table
+
+
+def encode_table(table: Any, encoding: str) -> str:
+    """Serialise one table as the authors do (``encode_line_sep_table``).
+
+    Parameters
+    ----------
+    table: a DataFrame (written with ``to_csv(index=False)``), CSV text, or a path to a ``.csv`` file.
+    encoding: one of :data:`ENCODINGS`.
+
+    Returns
+    -------
+    The serialised table (``line-sep``: the CSV text itself).
+    """
+    check_in(encoding, ENCODINGS, "encoding")
+    return encode_csv_text(_csv_text(table, "table"), encoding)
+
+
+def make_benchmark(table: Any, chunk_size: int, encoding: str, seed: int = 42) -> pd.DataFrame:
+    """Long-context Tab-MIA benchmark from one table (the authors' ``chunk_csv_to_text``).
+
+    The table is cut into chunks of ``chunk_size`` consecutive rows; the chunks are shuffled with
+    ``random.seed(seed)``; the first half (``n_chunks // 2``) are members.
+
+    Returns
+    -------
+    DataFrame with columns ``input`` (str, the encoded chunk) and ``label`` (1 member, 0 non-member),
+    members first.
+
+    Raises
+    ------
+    ValueError: unknown ``encoding``, ``chunk_size < 1``, an empty table, or (for any encoding other
+    than ``key-value-pair``) a header or value containing ``,``, ``": "``, ``" | "`` or a newline, which
+    the authors' key-value → CSV round trip silently corrupts.
+    """
+    check_in(encoding, ENCODINGS, "encoding")
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    seed = check_int(seed, "seed")
+    return long_context(_csv_text(table, "table"), chunk_size, encoding, seed)
+
+
+def make_benchmark_from_tables(tables: Sequence[pd.DataFrame], encoding: str, seed: int = 42) -> pd.DataFrame:
+    """Short-context Tab-MIA benchmark from many small tables (the authors' ``load_data_unique_tables``).
+
+    Duplicate tables (same CSV text) are kept once; the unique tables are shuffled with
+    ``random.seed(seed)`` and the first half are members. Returns the same frame as :func:`make_benchmark`.
+    """
+    check_in(encoding, ENCODINGS, "encoding")
+    seed = check_int(seed, "seed")
+    if isinstance(tables, pd.DataFrame) or not isinstance(tables, Sequence) or len(tables) < 2:
+        raise ValueError("tables must be a sequence of at least two DataFrames")
+    for i, t in enumerate(tables):
+        _csv_text(t, f"tables[{i}]")
+    return short_context(list(tables), encoding, seed)
+
+
+def load_tab_mia(path: str | os.PathLike) -> pd.DataFrame:
+    """Read a Tab-MIA jsonl file (one ``{"input": str, "label": 0 or 1}`` per line; the Hugging Face
+    release ``germane/Tab-MIA`` saved as jsonl, or the authors' generated files)."""
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no such file {str(path)!r}")
+    records = [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
+    if not records or any(not isinstance(r, dict) or "input" not in r or "label" not in r for r in records):
+        raise ValueError(f"path: {str(path)!r} must hold one JSON object with 'input' and 'label' per line")
+    df = pd.DataFrame({"input": [str(r["input"]) for r in records], "label": [r["label"] for r in records]})
+    df["label"] = _check_binary(df["label"].to_numpy(), "label")
+    return df
+
+
+def _check_binary(labels: Any, name: str, n: int | None = None) -> np.ndarray:
+    arr = check_labels(labels, n=n, name=name)
+    if not np.isin(arr, (0, 1)).all():
+        raise ValueError(f"{name} must hold 0 (non-member) and 1 (member) only")
+    return arr
+
+
+def _unwrap(model: Any) -> tuple[Any, Any]:
+    """``(torch_model, tokenizer)`` from an :class:`iclr26.models.HFModel` or such a pair."""
+    if isinstance(model, tuple) and len(model) == 2:
+        return model
+    if hasattr(model, "model") and hasattr(model, "tokenizer"):
+        return model.model, model.tokenizer
+    raise ValueError("model must be an iclr26.models.HFModel or a (transformers model, tokenizer) pair")
+
+
+def _check_texts(texts: Any, name: str = "texts") -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence | pd.Series | np.ndarray) or len(texts) == 0:
+        raise ValueError(f"{name} must be a non-empty sequence of strings")
+    texts = list(texts)
+    for i, t in enumerate(texts):
+        if not isinstance(t, str) or not t:
+            raise ValueError(f"{name}[{i}] must be a non-empty string")
+    return texts
+
+
+def finetune_lora(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    epochs: int = 3,
+    lr: float = 3e-4,
+    r: int = 16,
+    alpha: float = 16,
+    dropout: float = 0.05,
+    batch_size: int = 2,
+    warmup: int = 20,
+    schedule: str = "cosine",
+    targets: Sequence[str] = AUTHORS_TARGETS,
+    seed: int = 0,
+    max_length: int = 1024,
+    on_step: Any = None,
+):
+    """Fine-tune ``model`` on ``texts`` with LoRA (the authors' ``finetune_LLM.py`` settings) and merge.
+
+    Parameters
+    ----------
+    model: an :class:`iclr26.models.HFModel` (its device is used: CPU fp32, or GPU) or a
+        ``(transformers model, tokenizer)`` pair; it is not modified.
+    texts: the member texts, each tokenised on its own (``max_length`` tokens at most, the SFT default).
+    epochs, lr, r, alpha, dropout, batch_size, warmup, schedule: as the authors (``schedule`` one of
+        ``cosine``, ``linear``, ``constant``).
+    targets: names of the linear layers that get adapters.
+    seed: seeds the adapter initialisation, the dropout and the batch order (same seed, same model).
+    on_step: optional ``callback(step, n_steps, loss)``.
+
+    Returns
+    -------
+    The merged model, of the input's kind (``HFModel`` or pair), with ``.train_losses`` (per step) set
+    on the ``HFModel`` (or the transformers model of a pair).
+    """
+    texts = _check_texts(texts)
+    epochs = check_int(epochs, "epochs", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    warmup = check_int(warmup, "warmup", minimum=0)
+    r = check_int(r, "r", minimum=1)
+    seed = check_int(seed, "seed")
+    max_length = check_int(max_length, "max_length", minimum=2)
+    check_in(schedule, ("cosine", "linear", "constant"), "schedule")
+    for name, value in (("lr", lr), ("alpha", alpha)):
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not np.isfinite(value)
+            or value <= 0
+        ):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    if not isinstance(dropout, int | float) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must lie in [0, 1), got {dropout!r}")
+    if isinstance(targets, str) or not targets:
+        raise ValueError("targets must be a non-empty sequence of layer names")
+    net, tokenizer = _unwrap(model)
+    merged, losses = train_lora(
+        net, tokenizer, texts, epochs=epochs, lr=float(lr), r=r, alpha=float(alpha), dropout=float(dropout),
+        batch_size=batch_size, warmup=warmup, schedule=schedule, targets=tuple(targets), seed=seed,
+        max_length=max_length, on_step=on_step,
+    )  # fmt: skip
+    if isinstance(model, tuple):
+        merged.train_losses = losses
+        return merged, tokenizer
+    from ..models import HFModel
+
+    out = HFModel(merged, tokenizer, name=f"{model.name}+lora", device=str(model.device))
+    out.train_losses = losses
+    return out
+
+
+def mia_scores(
+    model: Any, texts: Sequence[str], *, batch_size: int = 4, max_chars: int = MAX_CHARS
+) -> pd.DataFrame:
+    """Reference-free attack scores of each text (the authors' ``inference()``), raw (their signs).
+
+    One batched forward pass over the texts and one over their lowercase versions; texts longer than
+    ``max_chars`` characters are cut first, as the authors do. Results do not depend on ``batch_size``
+    beyond float rounding.
+
+    Returns
+    -------
+    DataFrame (n_texts, len(ATTACKS)); columns :data:`ATTACKS` (the authors' names in
+    :data:`AUTHORS_NAMES`). Multiply by :data:`MEMBER_SIGN` for "higher = member".
+    """
+    texts = [t[: check_int(max_chars, "max_chars", minimum=1)] for t in _check_texts(texts)]
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    net, tokenizer = _unwrap(model)
+    stats = token_stats(net, tokenizer, texts, batch_size)
+    lower = token_stats(net, tokenizer, [t.lower() for t in texts], batch_size)
+    return scores_frame([text_scores(s, sl, t) for s, sl, t in zip(stats, lower, texts)])
+
+
+def mia_metrics(scores: pd.DataFrame, labels: Any) -> pd.DataFrame:
+    """Per attack: ``auroc``, ``fpr95``, ``tpr05``, ``acc`` with the direction fixed a priori
+    (:data:`MEMBER_SIGN`; columns not in :data:`ATTACKS` are taken as higher = member), the same four
+    with the authors' flip-if-AUROC-below-0.5 (suffix ``_authors``), and ``n_dropped``: the texts whose
+    score is NaN or infinite, dropped before the metrics (as the authors drop them).
+
+    Parameters
+    ----------
+    scores: DataFrame (n_texts, n_attacks) of raw scores (from :func:`mia_scores`).
+    labels: (n_texts,) 1 member, 0 non-member; both classes must occur.
+    """
+    if not isinstance(scores, pd.DataFrame) or scores.shape[1] == 0:
+        raise ValueError("scores must be a DataFrame with one column per attack")
+    y = _check_binary(labels, "labels", n=len(scores))
+    if len(np.unique(y)) < 2:
+        raise ValueError("labels must contain both members (1) and non-members (0)")
+    rows = {}
+    for col in scores.columns:
+        raw = pd.to_numeric(scores[col], errors="coerce").to_numpy(dtype=float)
+        rows[col] = _metrics_or_nan(raw, y, MEMBER_SIGN.get(col, 1.0))
+    return pd.DataFrame.from_dict(rows, orient="index")
+
+
+def _metrics_or_nan(raw: np.ndarray, y: np.ndarray, sign: float) -> dict[str, float]:
+    keep = np.isfinite(raw)
+    if len(np.unique(y[keep])) < 2:
+        names = ("auroc", "fpr95", "tpr05", "acc")
+        return {**dict.fromkeys(names, np.nan), **dict.fromkeys((f"{k}_authors" for k in names), np.nan),
+                "n_dropped": int((~keep).sum())}  # fmt: skip
+    return attack_metrics(raw, y, sign)

@@ -1,0 +1,180 @@
+"""Headline experiment: does an LLM fine-tuned on serialised Adult rows leak membership?
+
+Protocol (the authors' long-context setting, scaled to a 2-core CPU): UCI Adult (Kaggle schema), its
+first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-135M (or ``--model``)
+fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
+:func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
+
+``small``: encodings ``line-sep`` and ``json``, 8 + 8 chunks, 3 epochs (CPU time on a shared machine).
+``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
+
+Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
+seed-to-seed spread is not covered at ``small``). The best attack is chosen inside every resample (the
+statistic is the maximum over attacks of the a-priori-direction AUROC), so the selection is not
+optimistic. Encodings are compared on the same chunks (paired bootstrap).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from ..claims import Claim, Result
+from ..runtime import RunContext
+from ..uncertainty import Estimate, bootstrap
+from . import ATTACKS, ENCODINGS, MEMBER_SIGN, finetune_lora, make_benchmark, mia_metrics, mia_scores
+from .data import adult_table
+
+MODEL_OPTIONS = ("model", "batch_size")
+PAPER = "Adult, 3 epochs, LLaMA-3.1-8B / Mistral-7B / Gemma-3-4B: best AUROC about 0.9 (abstract: up to 97 %)"
+
+
+def _auroc(signed: np.ndarray, labels: np.ndarray) -> float:
+    """AUROC of ``signed`` (n,) higher = member, by the Mann-Whitney rank formula (ties count 1/2)."""
+    from scipy.stats import rankdata
+
+    pos = labels == 1
+    n1, n0 = pos.sum(), (~pos).sum()
+    if n1 == 0 or n0 == 0:
+        return float("nan")
+    ranks = rankdata(signed)
+    return float((ranks[pos].sum() - n1 * (n1 + 1) / 2) / (n1 * n0))
+
+
+def _best_auroc(signed: np.ndarray, labels: np.ndarray) -> float:
+    """Maximum over the columns of ``signed`` (n, n_attacks) of the AUROC (NaN columns ignored)."""
+    return float(np.nanmax([_auroc(signed[:, j], labels) for j in range(signed.shape[1])]))
+
+
+def _signed(scores: pd.DataFrame) -> np.ndarray:
+    """(n, n_attacks) scores, higher = member; a NaN score is set to the column's median (neutral)."""
+    x = scores[list(ATTACKS)].to_numpy(float) * np.array([MEMBER_SIGN[a] for a in ATTACKS])
+    med = np.nanmedian(np.where(np.isfinite(x), x, np.nan), axis=0)
+    return np.where(np.isfinite(x), x, med)
+
+
+def _paired(sa: np.ndarray, sb: np.ndarray, labels: np.ndarray, seed: int) -> Estimate:
+    """Bootstrap of best AUROC(sa) - best AUROC(sb) over the same chunks (rows resampled together)."""
+    return bootstrap(
+        lambda a, b, y: _best_auroc(a, y) - _best_auroc(b, y), sa, sb, labels, seed=seed, unit="chunks"
+    )
+
+
+def _run_encoding(ctx, model, table, encoding, n_chunks, epochs_list, batch_size):
+    bench = make_benchmark(table.iloc[: 2 * n_chunks], 2, encoding, seed=42)
+    texts, labels = bench.input.tolist(), bench.label.to_numpy()
+    out = {"labels": labels, "scores": {0: mia_scores(model, texts, batch_size=batch_size)}}
+    members = [t for t, y in zip(texts, labels) if y == 1]
+    for epochs in epochs_list:
+        tuned = finetune_lora(model, members, epochs=epochs, seed=ctx.seed)
+        out["scores"][epochs] = mia_scores(tuned, texts, batch_size=batch_size)
+        out[f"loss_{epochs}"] = tuned.train_losses
+        del tuned
+    return out
+
+
+def _heatmap(ctx, table: pd.DataFrame) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    grid = table.pivot(index="encoding", columns="attack", values="auroc")[list(ATTACKS)]
+    fig, ax = plt.subplots(figsize=(10, 0.6 * len(grid) + 1.6))
+    im = ax.imshow(grid.to_numpy(), vmin=0.3, vmax=1.0, cmap="viridis", aspect="auto")
+    ax.set_xticks(range(len(ATTACKS)), ATTACKS, rotation=45, ha="right")
+    ax.set_yticks(range(len(grid)), grid.index)
+    for (i, j), v in np.ndenumerate(grid.to_numpy()):
+        ax.text(j, i, f"{v:.2f}", ha="center", va="center", color="w", fontsize=7)
+    fig.colorbar(im, ax=ax, label="AUROC (higher = member)")
+    ax.set_title("Tab-MIA: AUROC after fine-tuning, per encoding x attack")
+    fig.tight_layout()
+    ctx.savefig(fig, "auroc_encoding_attack.png")
+
+
+def run(ctx: RunContext) -> Result:
+    small = ctx.small
+    encodings = ("line-sep", "json") if small else ENCODINGS
+    n_chunks = 16 if small else 200
+    epochs_list = (3,) if small else (1, 3)
+    batch_size = ctx.batch_size or 4
+    model = ctx.load_model(default="embedded")
+    table = adult_table()
+    runs = {}
+    for enc in ctx.progress(encodings, total=len(encodings), desc="encodings"):
+        runs[enc] = _run_encoding(ctx, model, table, enc, n_chunks, epochs_list, batch_size)
+
+    scale = f"{model.name}, Adult, 2-row chunks, {n_chunks // 2} + {n_chunks // 2} chunks, seed {ctx.seed}"
+    rows, claims = [], []
+    for enc, r in runs.items():
+        for epochs, scores in r["scores"].items():
+            m = mia_metrics(scores, r["labels"])
+            rows += [{"encoding": enc, "epochs": epochs, "attack": a, **m.loc[a].to_dict()} for a in ATTACKS]
+    table_rows = pd.DataFrame(rows)
+    _heatmap(ctx, table_rows[table_rows.epochs == 3])
+
+    for enc, r in runs.items():
+        est = bootstrap(_best_auroc, _signed(r["scores"][3]), r["labels"], seed=ctx.seed, unit="chunks")
+        claims.append(
+            est.claim(
+                f"Fine-tuning on serialised tables leaks membership: best AUROC after 3 epochs ({enc})",
+                ">=", 0.8, paper=PAPER, scale=scale,
+                detail="max over the 12 attacks of the AUROC with the direction fixed a priori (best chosen "
+                "inside each resample); bar 0.8 = the paper's 0.9 less a margin for a 135M model",
+            )
+        )  # fmt: skip
+    a, b = encodings[0], encodings[1]
+    diff = _paired(_signed(runs[a]["scores"][3]), _signed(runs[b]["scores"][3]), runs[a]["labels"], ctx.seed)
+    claims.append(
+        Claim(
+            f"The encoding changes attack success: |best AUROC({a}) - best AUROC({b})| > 0",
+            abs(diff.value), ">", 0.0, paper="AUROC varies with the encoding (Table 3)", scale=scale,
+            interval=(0.0, max(abs(diff.lo), abs(diff.hi))) if diff.lo <= 0 <= diff.hi
+            else (min(abs(diff.lo), abs(diff.hi)), max(abs(diff.lo), abs(diff.hi))),
+            method=diff.method,
+            detail=f"signed difference {diff.value:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}], paired over the "
+            "same chunks; the interval of |d| is (0, max) when that of d contains 0",
+        )
+    )  # fmt: skip
+    for enc, r in runs.items():
+        est = bootstrap(
+            lambda s, y: _auroc(s[:, 0], y),
+            _signed(r["scores"][0]),
+            r["labels"],
+            seed=ctx.seed,
+            unit="chunks",
+        )
+        claims.append(
+            est.claim(
+                f"Control: the un-fine-tuned model does not separate members (perplexity AUROC, {enc})",
+                "within", 0.5, tolerance=0.15, paper="not stated (sanity control)", scale=scale,
+                detail="members and non-members are rows of the same table; AUROC of -ppl",
+            )
+        )  # fmt: skip
+    if 1 in epochs_list:
+        for enc, r in runs.items():
+            d = _paired(_signed(r["scores"][3]), _signed(r["scores"][1]), r["labels"], ctx.seed)
+            claims.append(
+                d.claim(f"More epochs leak more: best AUROC(3 epochs) - best AUROC(1 epoch) > 0 ({enc})",
+                        ">", 0.0, paper="AUROC grows with epochs", scale=scale)
+            )  # fmt: skip
+    else:
+        claims.append(
+            Claim.not_measurable(
+                "More epochs leak more: AUROC(3 epochs) > AUROC(1 epoch)", "measured at --scale medium only"
+            )
+        )
+    claims.append(
+        Claim.not_measurable(
+            "Real vs synthetic rows (main_syn protocol) on the pretrained model",
+            "not implemented yet: no synthetic Adult generator embedded",
+        )
+    )
+    metrics = {
+        f"train_loss_{enc}_{k.split('_')[1]}": [float(x) for x in r[k]]
+        for enc, r in runs.items()
+        for k in r
+        if k.startswith("loss_")
+    }
+    tables = {"auroc": table_rows.round(4).to_dict("records")}
+    return Result(claims=claims, metrics=metrics, tables=tables, notes=PAPER)

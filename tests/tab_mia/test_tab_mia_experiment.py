@@ -1,0 +1,26 @@
+import pytest
+
+from iclr26.claims import Verdict
+from iclr26.runtime import RunContext
+from iclr26.tab_mia.experiment import _auroc, _best_auroc, run
+
+
+def test_auroc_helpers():
+    import numpy as np
+    from sklearn.metrics import roc_auc_score
+
+    rng = np.random.default_rng(0)
+    y = rng.integers(0, 2, 40)
+    s = rng.normal(size=(40, 3)).round(1) + y[:, None] * [0.0, 1.0, -1.0]
+    assert _auroc(s[:, 1], y) == pytest.approx(roc_auc_score(y, s[:, 1]), abs=1e-12)
+    assert _best_auroc(s, y) == pytest.approx(max(roc_auc_score(y, s[:, j]) for j in range(3)), abs=1e-12)
+
+
+def test_headline_runs_on_tiny_model(tmp_path):
+    ctx = RunContext("tab-mia", out_dir=tmp_path, model="tiny-random", show_progress=False)
+    result = run(ctx)
+    measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
+    assert len(measured) == 5 and all(c.interval is not None for c in measured)
+    rows = result.tables["auroc"]
+    assert {r["encoding"] for r in rows} == {"line-sep", "json"} and {r["epochs"] for r in rows} == {0, 3}
+    assert (tmp_path / "auroc_encoding_attack.png").is_file()
