@@ -24,6 +24,7 @@ from iclr26.policon import (
     judge_prompt,
     load_policon,
     max_variance_subsets,
+    oracle_rows,
     parse_judge,
     policon_metrics,
     retry_schedule,
@@ -290,6 +291,13 @@ def test_run_policon_drafts_judges_fallback_and_resume(tmp_path):
     assert d2.prompts == [] and j2.prompts == [] and again.rows == run.rows
     oracle = run_policon(None, OracleJudge(), tasks, GOALS)
     assert oracle.rows[0]["scores"] == {"A": 2, "B": 8} and oracle.outcomes["outcome"][0] == 1.0
+    direct = oracle_rows(tasks, GOALS)  # the same rows without a run
+    assert len(direct) == len(oracle.rows) and all(
+        {k: d[k] for k in ("goal", "scores", "weights", "veto_party_name")}
+        == {k: r[k] for k in ("goal", "scores", "weights", "veto_party_name")}
+        for d, r in zip(direct, oracle.rows)
+    )
+    np.testing.assert_array_equal(score_rows(direct)["outcome"], oracle.outcomes["outcome"])
     with pytest.raises(ValueError, match="adopted resolution"):
         run_policon(drafter, OracleJudge(), tasks, goals, examples=["E", "E"])
     with pytest.raises(ValueError, match="goals must be one of"):

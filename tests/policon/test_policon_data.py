@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from iclr26.policon import GOALS, max_variance_subsets, policon_metrics, row_arrays, score_rows
+from iclr26.policon import GOALS, max_variance_subsets, oracle_rows, policon_metrics, row_arrays, score_rows
 
 #: The oracle table over all 5,724 tasks of the 19 topics (issue 27, from the paper): pass rates and
 #: welfare means for 2 / 4 / 6 parties.
@@ -17,21 +17,6 @@ FULL_TABLE = {
     "rawlsian": (1.50, 1.27, 0.95),
     "utilitarian": (4.89, 5.35, 5.60),
 }
-
-
-def oracle_rows(tasks):
-    return [
-        {
-            "goal": g,
-            "party_num": t["party_num"],
-            "topic": t["topic"],
-            "scores": {s["party_name"]: s["choice"] for s in t["stances"]},
-            "weights": t["seat_weights"],
-            "veto_party_name": t["veto_party_name"],
-        }
-        for t in tasks
-        for g in GOALS
-    ]
 
 
 def test_shipped_tasks_are_valid_max_variance_settings(shared_data):

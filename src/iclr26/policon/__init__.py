@@ -49,7 +49,7 @@ from ._prompts import (
     retry_schedule,
 )
 from ._run import ModelJudge, OracleJudge, PoliconRun, drafting_task, pick_examples, run_policon
-from ._score import authors_fields, from_authors_results, row_arrays, score_rows
+from ._score import authors_fields, from_authors_results, oracle_rows, row_arrays, score_rows
 from ._vote import RULES, vote, welfare
 
 __all__ = [
@@ -87,6 +87,7 @@ __all__ = [
     "pick_examples",
     "policon_metrics",
     "retry_schedule",
+    "oracle_rows",
     "row_arrays",
     "run_policon",
     "score_rows",

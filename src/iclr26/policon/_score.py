@@ -34,6 +34,23 @@ def _row_goal(row: Mapping[str, Any], i: int) -> str:
     return goal
 
 
+def oracle_rows(tasks: Sequence[Mapping[str, Any]], goals: Sequence[str] = GOALS) -> list[dict[str, Any]]:
+    """Scenario rows of the adopted resolutions judged by the real vote: per task and goal, each party's
+    roll-call ``choice`` as its score (what :class:`OracleJudge` gives), with the task's weights and veto."""
+    return [
+        {
+            "goal": g,
+            "party_num": t["party_num"],
+            "topic": t["topic"],
+            "scores": {s["party_name"]: s["choice"] for s in t["stances"]},
+            "weights": t["seat_weights"],
+            "veto_party_name": t["veto_party_name"],
+        }
+        for t in tasks
+        for g in goals
+    ]
+
+
 def row_arrays(rows: Sequence[Mapping[str, Any]]) -> dict[str, np.ndarray]:
     """Aligned arrays of scenario rows.
 

@@ -64,21 +64,6 @@ def _load_tasks(seed: int) -> tuple[list[dict[str, Any]], dict[str, list[str]], 
     return tasks, pool, "OUR template-generated debates in the authors' schema (not the authors' data)"
 
 
-def _oracle_rows(tasks: list[dict[str, Any]], goals) -> list[dict[str, Any]]:
-    return [
-        {
-            "goal": g,
-            "party_num": t["party_num"],
-            "topic": t["topic"],
-            "scores": {s["party_name"]: s["choice"] for s in t["stances"]},
-            "weights": t["seat_weights"],
-            "veto_party_name": t["veto_party_name"],
-        }
-        for t in tasks
-        for g in goals
-    ]
-
-
 def _pearson(x: np.ndarray, y: np.ndarray) -> float:
     if np.ptp(x) == 0 or np.ptp(y) == 0:
         return float("nan")
@@ -111,7 +96,16 @@ def run(ctx: RunContext) -> Result:
     import torch
 
     from ..uncertainty import bootstrap, paired_difference
-    from . import GOALS, EmbeddingJudge, ModelJudge, pick_examples, policon_metrics, run_policon, score_rows
+    from . import (
+        GOALS,
+        EmbeddingJudge,
+        ModelJudge,
+        oracle_rows,
+        pick_examples,
+        policon_metrics,
+        run_policon,
+        score_rows,
+    )
 
     torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
     tasks, pool, source = _load_tasks(ctx.seed)
@@ -120,7 +114,7 @@ def run(ctx: RunContext) -> Result:
 
     # (a) oracle table on every task at hand
     t0 = time.perf_counter()
-    oracle = _oracle_rows(tasks, GOALS)
+    oracle = oracle_rows(tasks, GOALS)
     cells = [c for c in policon_metrics(oracle, n_boot=1000, seed=ctx.seed) if c["scope"] == "all"]
     oracle_s = time.perf_counter() - t0
     table = {(c["goal"], c["party_num"]): c for c in cells}
