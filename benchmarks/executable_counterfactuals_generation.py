@@ -32,18 +32,8 @@ def main() -> None:
     dt = time.process_time() - t0
     print(f"generated {len(problems):,} problems in {dt:.2f} CPU-s: {len(problems) / dt:,.0f} problems/s")
     print("answer-set sizes:", answer_set_sizes(problems))
-    items = [
-        {
-            "code": p.code,
-            "ranges": list(p.latents.values()),
-            "x": p.x_factual,
-            "y": p.y_factual,
-            "x_cf": p.x_cf,
-        }
-        for p in problems
-    ]
     t0 = time.perf_counter()
-    out = subprocess_truth(items, timeout=600)
+    out = subprocess_truth(problems, timeout=600)
     dt_sub = time.perf_counter() - t0
     agree = sum(
         set(o["answers"]) == set(p.answers_counterfactual) for o, p in zip(out, problems, strict=True)

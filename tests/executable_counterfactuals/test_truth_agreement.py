@@ -9,17 +9,7 @@ from iclr26.executable_counterfactuals import FAMILIES, generate, subprocess_tru
 def test_subprocess_ground_truth_agrees_on_2000_problems():
     problems = [p for f in FAMILIES for p in generate(f, 400, seed=7)]
     problems += generate("if_else_long", 100, seed=8, difficulty={"modulus": 4})
-    items = [
-        {
-            "code": p.code,
-            "ranges": list(p.latents.values()),
-            "x": p.x_factual,
-            "y": p.y_factual,
-            "x_cf": p.x_cf,
-        }
-        for p in problems
-    ]
-    out = subprocess_truth(items)
+    out = subprocess_truth(problems)
     assert len(out) == len(problems) == 2100
     for p, o in zip(problems, out, strict=True):
         assert set(o["answers"]) == set(p.answers_counterfactual), p.id

@@ -93,16 +93,27 @@ print(json.dumps(out))
 """
 
 
-def subprocess_truth(items: Sequence[dict], timeout: float = 120.0) -> list[dict]:
-    """The independent ground-truth path: each item's shown ``code`` run as written (its own
+def subprocess_truth(problems: Sequence, timeout: float = 120.0) -> list[dict]:
+    """The independent ground-truth path: each problem's shown ``code`` run as written (its own
     ``random.randint`` patched per latent point) in a fresh ``python -I`` subprocess over the grid.
 
-    ``items``: dicts with ``code``, ``ranges``, ``x``, ``y``, ``x_cf``. Returns per item
+    ``problems``: :class:`Problem` records; only what a solver is shown is sent (``code``, the latent
+    ranges, the factual input and output, the counterfactual input). Returns per problem
     ``{"consistent": [[...], ...], "answers": [...]}``.
     """
+    items = [
+        {
+            "code": p.code,
+            "ranges": list(p.latents.values()),
+            "x": p.x_factual,
+            "y": p.y_factual,
+            "x_cf": p.x_cf,
+        }
+        for p in problems
+    ]
     proc = subprocess.run(
         [sys.executable, "-I", "-c", _CHILD],
-        input=json.dumps(list(items)),
+        input=json.dumps(items),
         capture_output=True,
         text=True,
         timeout=timeout,
