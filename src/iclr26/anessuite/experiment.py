@@ -11,11 +11,10 @@ caps the questions per level.
 
 from __future__ import annotations
 
-import os
 import time
 
 from ..claims import Result
-from ..runtime import RunContext
+from ..runtime import RunContext, set_torch_threads
 
 MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env")
 
@@ -26,11 +25,10 @@ DEFAULT_BATCH_SIZE = 30
 
 
 def run(ctx: RunContext) -> Result:
-    import torch
 
     from . import LEVEL_NAMES, anesbench_metrics, generate_anes_questions, run_anesbench, to_authors_result
 
-    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
+    set_torch_threads()
     n_per_level, max_new = SIZES["small" if ctx.small else "medium"]
     if ctx.limit is not None:
         n_per_level = min(n_per_level, ctx.limit)

@@ -12,13 +12,12 @@ Model-benchmark options (``iclr26 run executable-counterfactuals --model ... --l
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext
+from ..runtime import RunContext, set_torch_threads
 
 MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env")
 
@@ -223,11 +222,10 @@ def _size_rows(sizes) -> list[dict]:
 
 
 def run(ctx: RunContext) -> Result:
-    import torch
 
     from . import FAMILIES, answer_set_sizes, full_abduction, generate, skip_abduction
 
-    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
+    set_torch_threads()
     n_fam, n_direct, n_code = SIZES["small" if ctx.small else "medium"]
     if ctx.limit is not None:
         n_direct, n_code = min(n_direct, ctx.limit), min(n_code, ctx.limit)

@@ -25,7 +25,7 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext
+from ..runtime import RunContext, set_torch_threads
 
 MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env")
 RESULTS_ENV = "ICLR26_MULTI_LCB_RESULTS"
@@ -52,7 +52,6 @@ def _authors_results(root: Path, languages) -> dict[str, dict[str, dict[str, flo
 
 
 def run(ctx: RunContext) -> Result:
-    import torch
 
     from ..models import GenerationConfig
     from ..uncertainty import bootstrap, paired_difference
@@ -71,7 +70,7 @@ def run(ctx: RunContext) -> Result:
         reference_program,
     )
 
-    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
+    set_torch_threads()
     rng = ctx.rng(0)
     boot = dict(n_boot=2000, seed=ctx.seed)
     tools = available_toolchains()

@@ -27,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext
+from ..runtime import RunContext, set_torch_threads
 
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
 DATA_ENV = "ICLR26_POLICON_DATA"
@@ -93,7 +93,6 @@ def _party_pairs(run, goals) -> tuple[np.ndarray, np.ndarray]:
 
 
 def run(ctx: RunContext) -> Result:
-    import torch
 
     from ..uncertainty import bootstrap, paired_difference
     from . import (
@@ -107,7 +106,7 @@ def run(ctx: RunContext) -> Result:
         score_rows,
     )
 
-    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
+    set_torch_threads()
     tasks, pool, source = _load_tasks(ctx.seed)
     rng = ctx.rng(1)
     boot = dict(n_boot=1000, seed=ctx.seed)

@@ -14,13 +14,12 @@ model call (greedy scores do not depend on it).
 
 from __future__ import annotations
 
-import os
 import time
 
 import numpy as np
 
 from ..claims import Result
-from ..runtime import RunContext
+from ..runtime import RunContext, set_torch_threads
 
 MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env")
 
@@ -36,9 +35,7 @@ def run(ctx: RunContext) -> Result:
     from ..uncertainty import bootstrap, paired_difference
     from . import TYPE_ORDER, generate_stories, run_simpletom
 
-    # One intra-op thread by default: on a shared 2-core machine two OpenMP threads were ~9x slower
-    # (118 s vs 13 s per batch of 8 at load ~10); set ICLR26_TORCH_THREADS=2 on an idle machine.
-    torch.set_num_threads(max(1, int(os.environ.get("ICLR26_TORCH_THREADS", "1"))))
+    set_torch_threads()
     n_stories = 24 if ctx.small else 98
     if ctx.limit is not None:
         n_stories = min(n_stories, ctx.limit)
