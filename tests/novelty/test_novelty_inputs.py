@@ -39,6 +39,12 @@ def test_bad_corpus_items_and_paths(tmp_path):
 def test_bad_queries(ix):
     with pytest.raises(ValueError, match="ngrams"):
         ix.count(["a b", "a"])
+    with pytest.raises(ValueError, match="must hold integers"):  # float ids would count as 0
+        ix.count(np.array([[1.0, 2.0]]))
+    with pytest.raises(ValueError, match="must hold integers"):
+        ix.count(np.array([[np.nan, 2.0]]))
+    with pytest.raises(ValueError, match="units must be strings"):  # nested int lists are not ids
+        ix.count([[1, 2]])
     with pytest.raises(ValueError, match="n must be an indexed order"):
         ix.count(["a b c d"])
     with pytest.raises(ValueError, match="ngrams"):

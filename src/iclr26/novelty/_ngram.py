@@ -94,6 +94,8 @@ class UnitIndex:
         return self.count(ngrams) > 0
 
     def _as_id_rows(self, ngrams) -> np.ndarray:
+        if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind not in "iuUSO":
+            raise ValueError(f"ngrams: an id array must hold integers, got dtype {ngrams.dtype}")
         arr = ngrams if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu" else None
         if arr is None:
             rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else g for g in ngrams]
@@ -102,7 +104,16 @@ class UnitIndex:
             lengths = set(map(len, rows))
             if len(lengths) != 1:
                 raise ValueError(f"ngrams must all have the same length, got lengths {sorted(lengths)}")
-            arr = self.ids(list(chain.from_iterable(rows))).reshape(len(rows), lengths.pop())
+            flat = list(chain.from_iterable(rows))
+            ids = self.ids(flat)
+            # a unit the corpus lacks gets id 0; one that is not even a string is a caller's mistake
+            stray = next((flat[i] for i in np.flatnonzero(ids == 0) if not isinstance(flat[i], str)), None)
+            if stray is not None:
+                kind = type(stray).__name__
+                raise ValueError(
+                    f"ngrams: units must be strings (or pass a 2-D integer id array), got {kind}"
+                )
+            arr = ids.reshape(len(rows), lengths.pop())
         if arr.ndim != 2:
             raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
         if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
