@@ -6,6 +6,10 @@ The authors' file is read from a checkout (or bare git directory) of ``lmarena/s
 repository (default: ``$ICLR26_SEARCH_ARENA_AUTHORS_REPO``, else the mirror under ``/work/.mirror``);
 nothing of theirs is committed. ``choix`` is timed when importable (install it in the benchmark's
 environment, e.g. ``pip install --target /tmp/choix-peer choix`` and put that folder on ``PYTHONPATH``).
+LMArena's ``arena-rank`` pins its own numpy and jax, so it runs in its own environment, named by
+``$ICLR26_ARENA_RANK_PYTHON`` (e.g. ``python3.11 -m venv /tmp/arena-rank-venv`` then
+``/tmp/arena-rank-venv/bin/pip install arena-rank==0.1.1``); its point fit is its own L-BFGS; its bootstrap
+is timed as 10 x 100 of its per-round fits in one process (its process-pool bootstrap deadlocked here).
 
 Cases (battles drawn from a BT model with 10% ties):
 1. 12,000 battles x 13 models: plain BT + 1,000 bootstrap rounds (the authors run their bootstrap with
@@ -78,8 +82,47 @@ def _timed(fn, repeats: int = 2):
     return out, best
 
 
+def _arena_rank_case(which: str) -> dict:
+    """LMArena's ``arena-rank`` (JAX L-BFGS per fit; its bootstrap fits the rounds in a process pool)."""
+    try:
+        from arena_rank.models.bradley_terry import BradleyTerry
+        from arena_rank.utils.data_utils import PairDataset
+    except ImportError:
+        return {"absent": True}
+    if which == "style_boot":
+        return {"absent": True}
+    n, m = {"bt_boot": (12_000, 13), "bt_100k": (100_000, 50), "bt_1m": (1_000_000, 200)}[which]
+    df, _ = battles(n, m)
+    out: dict = {}
+
+    def fit():
+        data = PairDataset.from_pandas(df)
+        model = BradleyTerry(len(data.competitors)).fit(data)
+        res = model.compute_ratings_and_cis(data, ci_method="sandwich")
+        return data, model, dict(zip(data.competitors, np.asarray(res["ratings"]).tolist(), strict=True))
+
+    (data, model, out["point"]), out["seconds"] = _timed(fit)
+    if which == "bt_boot":
+        # its own bootstrap forks a process pool after JAX has started threads, which deadlocked here
+        # (JAX warns that it may); timed instead: its per-round fit on its own multinomial draws, 100
+        # rounds in this process, x 10
+        import jax
+        from arena_rank.models.bradley_terry import fit_single_bootstrap_sample
+
+        total = int(np.sum(data.counts))
+        draws = jax.random.multinomial(
+            jax.random.PRNGKey(42), total, data.counts / total, shape=(100, data.counts.shape[0])
+        )
+        _, secs = _timed(lambda: [fit_single_bootstrap_sample(d, model, data) for d in draws], repeats=1)
+        out["seconds"] = 10 * secs
+    out["peak_mib"] = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    return out
+
+
 def _case(which: str, impl: str, repo: str) -> dict:
     """One measurement, meant to run in a fresh process (peak memory is per process)."""
+    if impl == "arena_rank":
+        return _arena_rank_case(which)
     from iclr26.search_arena import bootstrap_bt, bradley_terry, controlled_bt
 
     theirs = _authors(repo) if impl == "authors" else None
@@ -141,7 +184,12 @@ def _case(which: str, impl: str, repo: str) -> dict:
 
 
 def _spawn(which: str, impl: str, repo: str) -> dict:
-    cmd = [sys.executable, __file__, "--one", which, impl, "--authors", repo]
+    python = sys.executable
+    if impl == "arena_rank":  # it pins its own numpy and jax: a separate environment
+        python = os.environ.get("ICLR26_ARENA_RANK_PYTHON", "")
+        if not python:
+            return {"absent": True}
+    cmd = [python, __file__, "--one", which, impl, "--authors", repo]
     res = subprocess.run(cmd, capture_output=True, text=True, check=False)
     if res.returncode != 0:
         return {"error": res.stderr.strip().splitlines()[-1:]}
@@ -163,8 +211,9 @@ def main() -> None:
         print(json.dumps(_case(*args.one, args.authors)))
         return
     cases = ["bt_boot", "style_boot", "bt_100k"] + ([] if args.skip_large else ["bt_1m"])
-    print("| case | ours s | ours MiB | authors s | authors MiB | speed-up | max difference | choix s |")
-    print("|---|---|---|---|---|---|---|---|")
+    head = ["case", "ours s", "ours MiB", "authors s", "authors MiB", "speed-up", "max difference"]
+    print("| " + " | ".join([*head, "choix s", "arena-rank s"]) + " |")
+    print("|---|---|---|---|---|---|---|---|---|")
     for which in cases:
         ours, theirs = _spawn(which, "ours", args.authors), _spawn(which, "authors", args.authors)
         choix = _spawn(which, "choix", args.authors) if which.startswith("bt_1") else {"absent": True}
@@ -191,6 +240,11 @@ def main() -> None:
             )
         else:
             row.append("absent")
+        ranked = _spawn(which, "arena_rank", args.authors)
+        if "seconds" in ranked:
+            row.append(f"{ranked['seconds']:.3f} (diff {_max_diff(ranked['point'], ours['point']):.2g} Elo)")
+        else:
+            row.append(ranked.get("error", ["absent"])[0] if "error" in ranked else "absent")
         print("| " + " | ".join(row) + " |", flush=True)
 
 

@@ -82,7 +82,7 @@ def test_pair_resampling_has_the_battle_bootstrap_distribution():
     df, _ = battle_set(2, n_models=4, n=400)
     m, o, models = _bt.encode(df)
     pairs, table = _bt.pair_table(m, o, len(models))
-    W, S = _bt._resample_pairs(table, 40_000, np.random.default_rng(1))
+    W, S = _bt._draw_pairs(table, 40_000, np.random.default_rng(1))
     n = table.sum()
     p = table.sum(1) / n
     np.testing.assert_allclose(W.mean(0), n * p, rtol=0.01)

@@ -9,8 +9,10 @@ Conventions follow LMArena's (``lmarena/search-arena`` ``scripts/utils.py``): ra
 from __future__ import annotations
 
 import math
+import os
 import warnings
 from collections.abc import Mapping
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -19,6 +21,7 @@ import pandas as pd
 import scipy.sparse as sp
 from scipy import stats
 from scipy.sparse.csgraph import connected_components
+from threadpoolctl import threadpool_limits
 
 from . import _authors
 from ._solver import _Design, chord_fit, chord_inverse, design, newton_fit
@@ -165,6 +168,15 @@ def _fit_replicates(X, W, S, n_models, reg, theta_hat, pairs=None) -> np.ndarray
     """
     D = _Design(X)
     H_inv = chord_inverse(D, W.mean(axis=0), n_models, reg, theta_hat)
+    theta, ok = _chord_chunks(D, H_inv, W, S, n_models, reg, theta_hat)
+    if pairs is not None:
+        _flag_unidentified(theta, ok, pairs, W, S, theta_hat, n_models)
+    _warn_unconverged(ok)
+    return theta
+
+
+def _chord_chunks(D, H_inv, W, S, n_models, reg, theta_hat) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`chord_fit` over chunks of replicates: ``theta`` (R, P) and ``converged`` (R,)."""
     chunk = max(1, _CHUNK_CELLS // max(W.shape[1], 1))
     thetas, ok = [], []
     for start in range(0, W.shape[0], chunk):
@@ -172,13 +184,14 @@ def _fit_replicates(X, W, S, n_models, reg, theta_hat, pairs=None) -> np.ndarray
         th, conv = chord_fit(D, W[sl], S[sl], n_models, reg, theta_hat, H_inv)
         thetas.append(th)
         ok.append(conv)
-    theta, ok = np.vstack(thetas), np.concatenate(ok)
-    if pairs is not None:
-        spread = np.ptp(theta[:, :n_models], axis=1)
-        for r in np.flatnonzero(spread > 4.0 * max(np.ptp(theta_hat[:n_models]), 1.0)):
-            ok[r] &= not unidentified_models(*_replicate_rows(pairs, W[r], S[r]), n_models)
-    _warn_unconverged(ok)
-    return theta
+    return np.vstack(thetas), np.concatenate(ok)
+
+
+def _flag_unidentified(theta, ok, pairs, W, S, theta_hat, n_models) -> None:
+    """Mark (in ``ok``) the replicates whose ratings ran off because some model has no finite optimum."""
+    spread = np.ptp(theta[:, :n_models], axis=1)
+    for r in np.flatnonzero(spread > 4.0 * max(np.ptp(theta_hat[:n_models]), 1.0)):
+        ok[r] &= not unidentified_models(*_replicate_rows(pairs, W[r], S[r]), n_models)
 
 
 def _replicate_rows(pairs, W, S) -> tuple[np.ndarray, np.ndarray]:
@@ -210,14 +223,13 @@ def _pair_rows(pairs: np.ndarray, counts: np.ndarray) -> tuple[np.ndarray, np.nd
     return pairs[cell[:, 0]], np.array([1.0, 0.5, 0.0])[cell[:, 1]]
 
 
-def _resample_pairs(
-    counts: np.ndarray, n_rounds: int, rng: np.random.Generator
-) -> tuple[np.ndarray, np.ndarray]:
+def _draw_pairs(counts: np.ndarray, n_rounds: int, rng: np.random.Generator) -> tuple[np.ndarray, np.ndarray]:
     """Battles and wins per pair in ``n_rounds`` bootstrap resamples of the battles.
 
     Same distribution as a multinomial draw of all N battles over the distinct (pair, outcome) cells,
     drawn hierarchically: battles per pair (a multinomial over pairs), then each pair's wins and ties
-    (binomials), which needs a few hundred times fewer random draws.
+    (binomials), which needs a few hundred times fewer random draws. Returns ``W`` (battles) and ``S``
+    (wins, ties counted half), each (n_rounds, n_pairs).
     """
     per_pair = counts.sum(axis=1)
     n = int(per_pair.sum())
@@ -228,6 +240,31 @@ def _resample_pairs(
     wins = rng.binomial(W, q_win)
     ties = rng.binomial(W - wins, np.clip(q_tie, 0.0, 1.0))
     return W.astype(np.float64), wins + 0.5 * ties
+
+
+# the rounds are drawn and fitted in this many independent streams, one thread each: the replicates
+# depend on the seed only, not on how many cores run them (numpy's samplers and ufuncs release the GIL)
+_STREAMS = 2
+
+
+def _bootstrap_pairs(table, pairs, X, theta_hat, n_models: int, n_rounds: int, rng) -> np.ndarray:
+    """Plain-BT bootstrap: ``n_rounds`` replicates (n_rounds, n_models), drawn by :func:`_draw_pairs`
+    and fitted by :func:`chord_fit` in ``_STREAMS`` child generators of ``rng`` (``Generator.spawn``)."""
+    D = _Design(X)
+    # the chord iteration's fixed Hessian: at the full data (the replicates' expected counts)
+    H_inv = chord_inverse(D, table.sum(axis=1).astype(np.float64), n_models, 0.0, theta_hat)
+
+    def stream(size: int, gen: np.random.Generator):
+        W, S = _draw_pairs(table, size, gen)
+        return (W, S, *_chord_chunks(D, H_inv, W, S, n_models, 0.0, theta_hat))
+
+    sizes = np.diff(np.linspace(0, n_rounds, _STREAMS + 1).astype(int))
+    with ThreadPoolExecutor(max_workers=min(_STREAMS, os.cpu_count() or 1)) as pool:
+        parts = list(pool.map(stream, sizes, rng.spawn(_STREAMS)))
+    W, S, theta, ok = (np.concatenate([part[i] for part in parts]) for i in range(4))
+    _flag_unidentified(theta, ok, pairs, W, S, theta_hat, n_models)
+    _warn_unconverged(ok)
+    return theta
 
 
 # ------------------------------------------------------------------------------------- plain BT
@@ -313,10 +350,13 @@ def bootstrap_bt(
     else:
         pairs, table = pair_table(matchups, outcomes, len(models))
         _refuse_unidentified(*_pair_rows(pairs, table), models)
-        X = design(pairs, None, len(models), alpha)
-        theta_hat = _fit_point(X, table.sum(axis=1), table[:, 0] + 0.5 * table[:, 1], len(models), 0.0)
-        W, S = _resample_pairs(table, n_rounds, np.random.default_rng(seed))
-        natural = _fit_replicates(X, W, S, len(models), 0.0, theta_hat, pairs)
+        # one BLAS thread: the products are small, and after a multi-threaded call OpenBLAS's idle
+        # threads spin for a while, which slowed the bootstrap's own threads about twofold
+        with threadpool_limits(1, "blas"):
+            X = design(pairs, None, len(models), alpha)
+            theta_hat = _fit_point(X, table.sum(axis=1), table[:, 0] + 0.5 * table[:, 1], len(models), 0.0)
+            rng = np.random.default_rng(seed)
+            natural = _bootstrap_pairs(table, pairs, X, theta_hat, len(models), n_rounds, rng)
     offset = 0.0
     if anchor is not None:
         point = bradley_terry(battles, None, scale=scale, base=base, init=init, authors_compat=authors_compat)
