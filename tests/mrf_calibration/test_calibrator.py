@@ -47,6 +47,45 @@ def test_banded_chain_equals_dense_matrix_product():
     assert hi_c[10] == pytest.approx(1 / (1 + np.exp(-(11 - 7))), rel=1e-6)
 
 
+@pytest.mark.parametrize("update", ["authors", "meanfield"])
+@pytest.mark.parametrize("steps", [0, 1, 4])
+def test_chain_gradient_is_the_autograd_gradient_of_the_softmax_chain(update, steps):
+    """The hand-written adjoint against autograd through the plain (B, W, 2) softmax chain, in float64."""
+    rng = np.random.default_rng(steps)
+    d = torch.tensor(rng.uniform(0.01, 0.99, size=(3, 40)))
+    lo_c, hi_c, _ = _mrf.neighbour_weights(40, 5)
+    lo = torch.from_numpy(np.tile(lo_c, (3, 1))).double()
+    hi = torch.from_numpy(np.tile(hi_c, (3, 1))).double()
+    hi[1, 25:] = 0.0  # a text that ends early, as normalize="train" masks it
+    lo[1, 26:] = 0.0
+    weight = torch.tensor(rng.uniform(0.1, 1.0, 40))
+
+    def reference(params):
+        w = _mrf.interaction(params)
+        x = torch.stack([1.0 - d, d], dim=-1)
+        log0 = torch.log(x + 1e-10)
+        for _ in range(steps):
+            prev = torch.nn.functional.pad(x[:, :-1], (0, 0, 1, 0))
+            nxt = torch.nn.functional.pad(x[:, 1:], (0, 0, 0, 1))
+            ax = lo[..., None] * prev + x + hi[..., None] * nxt
+            base = torch.log(x + 1e-10) if update == "authors" else log0
+            x = torch.softmax(base - ax @ w, dim=-1)
+        return (x[..., 1] * weight).sum()
+
+    def ours(params):
+        return (_mrf.chain(d, lo, hi, _mrf.interaction(params), steps, update) * weight).sum()
+
+    params = torch.tensor([0.4, -0.9, 0.3, 1.2, 1.0, 0.0], dtype=torch.float64)
+    grads = []
+    for fn in (reference, ours):
+        p = params.clone().requires_grad_(True)
+        value = fn(p)
+        g = torch.autograd.grad(value, p, allow_unused=True)[0] if value.requires_grad else None
+        grads.append((float(value.detach()), np.zeros(6) if g is None else g.numpy()))
+    assert grads[1][0] == pytest.approx(grads[0][0], rel=1e-12)
+    np.testing.assert_allclose(grads[1][1], grads[0][1], rtol=1e-9, atol=1e-12)
+
+
 def test_meanfield_differs_from_compounding_update_only_after_two_steps():
     d = torch.tensor(np.linspace(0.1, 0.9, 12)[None], dtype=torch.float32)
     lo, hi = torch.ones(1, 12), torch.ones(1, 12)
