@@ -244,17 +244,18 @@ def _chain_function():
             grad_c0 = torch.zeros((), dtype=grad_q.dtype)
             grad_dc = torch.zeros((), dtype=grad_q.dtype)
             for k in range(half - 2, -1, -1):
-                g_u = g_q if g_p is None else g_q - g_p
-                g_u = g_u * qs[k + 1] * ps[k + 1]
-                grad_c0 -= torch.sum(g_u * weights)
-                grad_dc -= torch.sum(g_u * _neighbour_sum(qs[k], lo, hi))
+                g_u = g_q.clone() if g_p is None else g_q - g_p
+                g_u.mul_(qs[k + 1]).mul_(ps[k + 1])
+                flat = g_u.reshape(-1)
+                grad_c0 -= torch.dot(flat, weights.reshape(-1))
+                grad_dc -= torch.dot(flat, _neighbour_sum(qs[k], lo, hi).reshape(-1))
                 if k == 0:  # the initial beliefs are data
                     break
-                g_q = _neighbour_sum_adjoint(g_u * -dc, lo, hi)
+                g_q = _neighbour_sum_adjoint(g_u, lo, hi).mul_(-dc)
                 g_p = None
                 if ctx.compounding:
-                    g_q.add_(g_u / (qs[k] + EPS))
-                    g_p = -g_u / (ps[k] + EPS)
+                    g_q.addcdiv_(g_u, qs[k] + EPS)
+                    g_p = torch.div(g_u, ps[k] + EPS).neg_()
             return None, None, None, grad_c0, grad_dc, None, None
 
     return _Chain
