@@ -113,7 +113,8 @@ class _NeverCallsTools(ScriptedAgent):
 
 class _RandomTool(ScriptedAgent):
     """One uniformly chosen offered tool per step (arguments: ``"?"`` for each required parameter),
-    then a ``terminate`` message."""
+    then a ``terminate`` message. The draw is seeded by the agent's seed, the step, the conversation
+    length, the task message and the trigger's name (so scenarios and namings draw independently)."""
 
     def __init__(self, seed: int):
         self.seed = seed
@@ -123,7 +124,8 @@ class _RandomTool(ScriptedAgent):
         step, calls = step_state(messages)
         if calls:
             return protocol_message("Done for this step.", "terminate"), None
-        rng = random.Random(f"{self.seed}:{step}:{len(messages)}")
+        task = messages[1].get("content", "") if len(messages) > 1 else ""
+        rng = random.Random(f"{self.seed}:{step}:{len(messages)}:{task}:{tools[0]['function']['name']}")
         tool = tools[rng.randrange(len(tools))]
         args = {p: "?" for p in tool["function"]["parameters"].get("required", [])}
         return None, _call(messages, tool, args)
