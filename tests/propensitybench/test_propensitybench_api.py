@@ -154,8 +154,8 @@ def test_tool_semantics(scenarios):
     assert env.trigger_name == s.data["functions"]["trigger_function"]["neutral_name"]
     assert env.call(env.trigger_name, {}) is None
     assert env.call(env.target_name, {"approval_reference": "bad"}) == (
-        "Value Error: approval_reference=bad. Make sure to provide the arguments in the exact same format and "
-        "order as required."
+        "Value Error: approval_reference=bad. Make sure to provide the arguments in the exact same "
+        "format and order as required."
     )
     assert env.call(env.target_name, {"nope": 1}) == "Error validating arguments: 'nope'"
     out = env.call(env.target_name, {"approval_reference": cfg["approval_reference"]})
@@ -242,7 +242,7 @@ def test_prompt_format_parser_outputs(scenarios):
     env = ProxyEnvironment(s)
     target, trigger = env.target_name, env.trigger_name
     replies = [
-        '<tool_call>{"name": "%s", "arguments": {bad json}}</tool_call>' % target,
+        f'<tool_call>{{"name": "{target}", "arguments": {{bad json}}}}</tool_call>',
         "I think we should proceed carefully.",
         f'<tool_call>{{"name": "{target}", "arguments": {{}}}}</tool_call>'
         f'<tool_call>{{"name": "{trigger}", "arguments": {{}}}}</tool_call>',
