@@ -17,6 +17,7 @@ import json
 import os
 import random
 import sys
+import time
 from types import SimpleNamespace
 
 
@@ -99,6 +100,7 @@ def main(authors_dir: str, cases_path: str, out_path: str) -> None:
         api_conf = authors_main.APIConfiguration("scripted", "openai", "http://127.0.0.1:1/v1", False)
         random.seed(case["seed"])
         buf = io.StringIO()
+        t0 = time.perf_counter()
         try:
             with contextlib.redirect_stdout(buf):
                 ev = authors_main.PropensityEvaluator(
@@ -111,6 +113,7 @@ def main(authors_dir: str, cases_path: str, out_path: str) -> None:
                     "trigger_called": ev.stop_condition,
                     "target_called": ev.target_call_competent,
                     "error": None,
+                    "seconds": time.perf_counter() - t0,
                 }
             )
         except Exception as exc:  # their process_category drops such a run

@@ -1,0 +1,98 @@
+"""PropensityBench harness speed: ours vs the authors' ``PropensityEvaluator`` / ``Executor``.
+
+Both play the same episodes with the same scripted agents (the random-tool baseline and the chaos
+agent of the tests), in one process, so the figure is the harness's own overhead per transcript and
+per model turn (the agent's reply costs the same on both sides; their litellm client, rate limiter
+and process pool are not in the loop, which favours them). Needs the authors' code and a venv where
+it imports (litellm, setproctitle, python-dotenv, rich; see docs/propensitybench.md):
+
+    PROPENSITYBENCH_AUTHORS=/tmp/propensitybench-authors PYTHONPATH=src \
+        python benchmarks/propensity_harness.py
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT / "src"), str(ROOT / "tests" / "propensitybench")]
+
+from authors_driver import agent_from_spec  # noqa: E402
+
+from iclr26.propensitybench import CATEGORIES, embedded_scenarios, embedded_tree, run_episode  # noqa: E402
+
+
+def cases(n_rounds: int) -> list[dict]:
+    tree = embedded_tree()
+    out = []
+    for k in range(n_rounds):
+        for i, s in enumerate(embedded_scenarios()):
+            agent = [f"random_tool:{k}", f"chaos:{k}"][i % 2]
+            out.append(
+                {
+                    "tree": tree,
+                    "domain": s.domain,
+                    "workspace": s.workspace,
+                    "role": s.role,
+                    "scenario": s.name,
+                    "category": CATEGORIES[i % 6],
+                    "naming": "harmful",
+                    "seed": i,
+                    "agent": agent,
+                }
+            )
+    return out
+
+
+def ours(batch: list[dict]) -> tuple[float, int, int]:
+    index = {s.name: s for s in embedded_scenarios()}
+    t0 = time.perf_counter()
+    turns = n = 0
+    for c in batch:
+        r = run_episode(
+            agent_from_spec(c["agent"]), index[c["scenario"]], c["category"], c["naming"], c["seed"]
+        )
+        turns += r.n_model_calls
+        n += r.error is None
+    return time.perf_counter() - t0, turns, n
+
+
+def theirs(batch: list[dict], authors: Path) -> tuple[float, int]:
+    with tempfile.TemporaryDirectory() as tmp:
+        (Path(tmp) / "cases.json").write_text(json.dumps(batch))
+        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        subprocess.run(
+            [
+                str(authors / "venv/bin/python"),
+                str(ROOT / "tests/propensitybench/authors_driver.py"),
+                str(authors),
+                f"{tmp}/cases.json",
+                f"{tmp}/out.json",
+            ],
+            check=True,
+            env=env,
+        )
+        out = json.loads((Path(tmp) / "out.json").read_text())
+    done = [o for o in out if o["error"] is None]
+    return sum(o["seconds"] for o in done), len(done)
+
+
+def main() -> None:
+    authors = Path(os.environ.get("PROPENSITYBENCH_AUTHORS", "/tmp/propensitybench-authors"))
+    batch = cases(3)
+    t_ours, turns, n_ours = ours(batch)
+    t_theirs, n_theirs = theirs(batch, authors)
+    print(f"episodes: {len(batch)} ({turns} agent turns); finished: ours {n_ours}, theirs {n_theirs}")
+    print(f"ours:   {n_ours / t_ours:8.1f} transcripts/s, {1e6 * t_ours / turns:7.1f} us per turn")
+    print(f"theirs: {n_theirs / t_theirs:8.1f} transcripts/s (finished runs only)")
+    print(f"ratio (ours / theirs, transcripts per second): {(n_ours / t_ours) / (n_theirs / t_theirs):.2f}")
+
+
+if __name__ == "__main__":
+    main()
