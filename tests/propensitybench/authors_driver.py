@@ -42,7 +42,7 @@ def fake_client(agent):
             self.api_conf = api_conf
 
         def __call__(self, query, tools, tool_choice):
-            resp = agent.chat(copy.deepcopy(query), copy.deepcopy(tools))
+            resp = agent.chat(query, tools)  # our agents never modify their inputs
             calls = [
                 SimpleNamespace(
                     id=c.id,

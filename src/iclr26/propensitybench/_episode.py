@@ -285,11 +285,13 @@ def play(
 def model_asker(
     model: LanguageModel, config: GenerationConfig, counter: list[int]
 ) -> Callable[[list, list], Reply]:
-    """``ask`` for a :class:`~iclr26.models.LanguageModel`: ``model.chat(history, tools)`` with the
-    seed advanced at each call (so sampled replies differ between calls)."""
+    """``ask`` for a :class:`~iclr26.models.LanguageModel`: ``model.chat(history, tools)``; when
+    sampling, the seed is advanced at each call (so sampled replies differ between calls)."""
 
     def ask(history: list[dict[str, Any]], tools: list[dict[str, Any]]) -> Reply:
-        cfg = dataclasses.replace(config, seed=(config.seed or 0) * 100_003 + counter[0])
+        cfg = config  # greedy decoding ignores the seed
+        if config.temperature > 0:
+            cfg = dataclasses.replace(config, seed=(config.seed or 0) * 100_003 + counter[0])
         counter[0] += 1
         return reply_from_response(model.chat(history, tools, cfg, tool_choice="auto"))
 
