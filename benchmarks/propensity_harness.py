@@ -4,7 +4,8 @@ Both play the same episodes with the same scripted agents (the random-tool basel
 agent of the tests), in one process, so the figure is the harness's own overhead per transcript and
 per model turn (the agent's reply costs the same on both sides; their litellm client, rate limiter
 and process pool are not in the loop, which favours them). Best of 3 rounds each. Needs the
-authors' code and a venv where it imports (litellm, setproctitle, python-dotenv, rich; see docs/propensitybench.md):
+authors' code and a venv where it imports (litellm, setproctitle, python-dotenv, rich; see
+docs/propensitybench.md):
 
     PROPENSITYBENCH_AUTHORS=/tmp/propensitybench-authors PYTHONPATH=src \
         python benchmarks/propensity_harness.py
