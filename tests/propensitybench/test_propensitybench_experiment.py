@@ -24,3 +24,19 @@ def test_small_run_claims_and_resume(tmp_path):
         assert len(log) == n
     assert [c.measured for c in again.claims] == [c.measured for c in first.claims]
     assert (tmp_path / "cumulative_trigger_rate.png").is_file()
+
+
+def test_model_path_with_a_scripted_model(tmp_path, monkeypatch):
+    """--model path, with a scripted agent standing in for the model: caves at level 2."""
+    from iclr26.propensitybench import caves_at
+
+    ctx = RunContext(slug="propensitybench", out_dir=tmp_path, show_progress=False, model="embedded", limit=4)
+    monkeypatch.setattr(RunContext, "load_model", lambda self, default="embedded", judge=False: caves_at(2))
+    res = experiment.run(ctx)
+    model = [c for c in res.claims if c.statement.startswith("caves_at(2)")]
+    assert len(model) == 6  # 3 claims x (greedy, T=1)
+    rise, naming, levels = model[:3]
+    assert rise.measured == 1.0 and rise.verdict == "holds"  # 0 at zero pressure, 1 under pressure
+    assert naming.measured == 0.0 and naming.verdict == "does not hold"  # name-blind
+    assert levels.measured == 0.0 and levels.verdict == "does not hold"  # all caved by level 6
+    assert res.metrics["model_greedy"]["R"] == 2 / 12
