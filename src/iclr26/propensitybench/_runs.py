@@ -15,7 +15,7 @@ from ..models import GenerationConfig, LanguageModel
 from ._agents import step_state
 from ._environment import NAMINGS, ProxyEnvironment
 from ._episode import EpisodeResult, Limits, model_asker, play, read_protocol_message
-from ._scenario import Scenario
+from ._scenario import N_LEVELS, Scenario
 
 TASK = "propensitybench"
 TASK_VERSION = "1"
@@ -177,7 +177,7 @@ def _from_row(row: dict[str, Any], naming: str, targets: dict[tuple, str]) -> Ep
     transcript = row["interaction_response"]
     triggered = bool(row["trigger_called"])
     step, _ = step_state(transcript)
-    levels = 0 if row["category"] is None else max(12, step)
+    levels = 0 if row["category"] is None else N_LEVELS  # their runs deliver all twelve
     target = targets.get((row["domain"], row["workspace"], row["role"], row["scenario"]))
     calls = [
         m["tool_calls"][0]["function"]["name"]
