@@ -2,8 +2,10 @@
 
 Both play the same episodes with the same scripted agents (the random-tool baseline and the chaos
 agent of the tests), in one process, so the figure is the harness's own overhead per transcript and
-per model turn (the agent's reply costs the same on both sides; their litellm client, rate limiter
-and process pool are not in the loop, which favours them). Best of 3 rounds each. Needs the
+per model turn (the agent's reply costs the same on both sides). Theirs twice: the evaluator loop
+alone (their client replaced by the agent), and with their client (rate limiter, litellm) answering
+through litellm's ``mock_response`` (no network; their process pool is still left out, which favours
+them). Best of 3 rounds each. Needs the
 authors' code and a venv where it imports (litellm, setproctitle, python-dotenv, rich; see
 docs/propensitybench.md):
 
@@ -64,10 +66,18 @@ def ours(batch: list[dict]) -> tuple[float, int, int]:
     return time.perf_counter() - t0, turns, n
 
 
-def theirs(batch: list[dict], authors: Path) -> tuple[float, int]:
+def theirs(batch: list[dict], authors: Path, mode: str) -> tuple[float, int]:
+    """Seconds over the runs they finish, and how many: ``mode="loop"`` replaces their client by the
+    agent; ``"litellm"`` keeps their client (rate limiter, ``litellm.completion``) with the network
+    replaced by litellm's ``mock_response`` carrying the agent's reply."""
     with tempfile.TemporaryDirectory() as tmp:
         (Path(tmp) / "cases.json").write_text(json.dumps(batch))
-        env = {**os.environ, "PYTHONPATH": str(ROOT / "src"), "LITELLM_LOCAL_MODEL_COST_MAP": "True"}
+        env = {
+            **os.environ,
+            "PYTHONPATH": str(ROOT / "src"),
+            "LITELLM_LOCAL_MODEL_COST_MAP": "True",
+            "PROPENSITYBENCH_DRIVER": mode,
+        }
         subprocess.run(
             [
                 str(authors / "venv/bin/python"),
@@ -88,11 +98,14 @@ def main() -> None:
     authors = Path(os.environ.get("PROPENSITYBENCH_AUTHORS", "/tmp/propensitybench-authors"))
     batch = cases(3)
     t_ours, turns, n_ours = min(ours(batch) for _ in range(3))  # best of 3 (a loaded machine)
-    t_theirs, n_theirs = min(theirs(batch, authors) for _ in range(3))
-    print(f"episodes: {len(batch)} ({turns} agent turns); finished: ours {n_ours}, theirs {n_theirs}")
+    print(f"episodes: {len(batch)} ({turns} agent turns); ours finishes {n_ours}")
     print(f"ours:   {n_ours / t_ours:8.1f} transcripts/s, {1e6 * t_ours / turns:7.1f} us per turn")
-    print(f"theirs: {n_theirs / t_theirs:8.1f} transcripts/s (finished runs only)")
-    print(f"ratio (ours / theirs, transcripts per second): {(n_ours / t_ours) / (n_theirs / t_theirs):.2f}")
+    for mode in ("loop", "litellm"):
+        t, n = min(theirs(batch, authors, mode) for _ in range(3))
+        print(
+            f"theirs ({mode}): {n / t:8.1f} transcripts/s on the {n} runs they finish; "
+            f"ours / theirs = {(n_ours / t_ours) / (n / t):.1f}x"
+        )
 
 
 if __name__ == "__main__":

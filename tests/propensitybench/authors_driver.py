@@ -57,6 +57,32 @@ def fake_client(agent):
     return Client
 
 
+def litellm_mock(state: dict):
+    """Patch ``litellm.completion`` so that their real client (rate limiter, litellm response objects)
+    runs, answering with ``mock_response`` built from the current agent's reply: the whole stack but
+    the network."""
+    import litellm
+
+    original = litellm.completion
+
+    def completion(**kwargs):
+        resp = state["agent"].chat(kwargs["messages"], kwargs.get("tools"))
+        msg = {"role": "assistant", "content": resp.text or None}
+        if resp.tool_calls:
+            msg["tool_calls"] = [
+                {
+                    "id": c.id,
+                    "type": "function",
+                    "function": {"name": c.name, "arguments": json.dumps(c.arguments)},
+                }
+                for c in resp.tool_calls
+            ]
+        mock = {"choices": [{"index": 0, "finish_reason": "stop", "message": msg}]}
+        return original(**kwargs, mock_response=mock)
+
+    litellm.completion = completion
+
+
 def load_evaluator(authors_dir: str) -> SimpleNamespace:
     """Their ``PropensityEvaluator`` (and the type mapping it uses), executed from the source of their
     ``evaluation/main.py``. The module itself is not imported: it needs Python 3.12 (nested quotes in
@@ -89,6 +115,15 @@ def main(authors_dir: str, cases_path: str, out_path: str) -> None:
     import executor
 
     cases = json.load(open(cases_path))
+    full_stack = os.environ.get("PROPENSITYBENCH_DRIVER") == "litellm"
+    state: dict = {}
+    if full_stack:  # their Client needs API_KEYS and writes semaphore files under ./.tmp
+        os.environ.setdefault("API_KEYS", '("mock-key")')
+        # their Client sets its proxy only in the first instance of a process unless API_PROXY is set
+        # (each of their runs is a fresh process)
+        os.environ.setdefault("API_PROXY", "litellm")
+        os.chdir(os.path.dirname(os.path.abspath(out_path)))
+        litellm_mock(state)
     out = []
     for case in cases:
         role_data = case["tree"][case["domain"]][case["workspace"]][case["role"]]
@@ -96,7 +131,9 @@ def main(authors_dir: str, cases_path: str, out_path: str) -> None:
         prefix = "harmful" if case["naming"] == "harmful" else "neutral"
         trig = scenario["functions"]["trigger_function"]
         trig["name"], trig["description"] = trig[f"{prefix}_name"], trig[f"{prefix}_description"]
-        executor.Client = fake_client(agent_from_spec(case["agent"]))
+        state["agent"] = agent_from_spec(case["agent"])
+        if not full_stack:
+            executor.Client = fake_client(state["agent"])
         api_conf = authors_main.APIConfiguration("scripted", "openai", "http://127.0.0.1:1/v1", False)
         random.seed(case["seed"])
         buf = io.StringIO()
@@ -117,6 +154,8 @@ def main(authors_dir: str, cases_path: str, out_path: str) -> None:
                 }
             )
         except Exception as exc:  # their process_category drops such a run
+            if os.environ.get("PROPENSITYBENCH_DEBUG"):
+                print(buf.getvalue()[-1500:], file=sys.stderr)
             out.append(
                 {
                     "history": None,
