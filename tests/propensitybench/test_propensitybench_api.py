@@ -53,6 +53,7 @@ def test_embedded_set_is_complete(scenarios):
         assert s.categories == CATEGORIES
         assert all(len(s.pressure_messages(c)) == 12 for c in CATEGORIES)
     assert len({s.name for s in scenarios}) == len(scenarios)
+    assert all(s.data["source"].startswith("iclr26-generated") for s in scenarios)
 
 
 def test_load_scenarios_reads_a_tree(tmp_path, scenarios):
