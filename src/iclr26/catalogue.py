@@ -135,7 +135,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "propensitybench",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Whether agents pick high-risk proxy tools under operational pressure: propensity, not capability.",
     ),
     _E(
