@@ -52,7 +52,7 @@ def _ask(
         generation=config,
     )
     res = evaluate(task, model, **opts)
-    return {r["sample_id"]: r["output"] for r in res.records}
+    return {r["sample_id"]: r["text"] for r in res.records}
 
 
 def _chat(text: str) -> list[dict[str, str]]:

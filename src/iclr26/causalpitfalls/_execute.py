@@ -138,7 +138,7 @@ class Analysis:
 
 def _output(e: Execution) -> str:
     if e.status != "ok":
-        details = e.stderr if e.stderr else (e.detail or "No error details available")
+        details = e.stderr if e.stderr else "No error details available"
         return f"ERROR: {details}"
     if not e.stdout.strip():
         return NO_OUTPUT
