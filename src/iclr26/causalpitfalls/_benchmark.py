@@ -119,6 +119,7 @@ def run_benchmark(
     judges: Sequence[RubricJudge | LLMJudge] = (),
     seed: int = 0,
     max_new_tokens: int = 256,
+    code_max_new_tokens: int | None = None,
     batch_size: int = 4,
     log_dir: str | Path | None = None,
     fill_placeholders: bool = False,
@@ -132,7 +133,8 @@ def run_benchmark(
     ----------
     model : LanguageModel
         The subject (greedy decoding, ``max_new_tokens`` per reply; the authors used temperature 0 and
-        2048 tokens).
+        2048 tokens); ``code_max_new_tokens`` for the code-generation reply (default the same): a
+        reply cut before its closing fence has no code block.
     items : list of Item
         From :func:`load_challenges` or :func:`generate_challenges`.
     judges : list of RubricJudge / LLMJudge
@@ -176,7 +178,8 @@ def run_benchmark(
     if "code" in protocols:
         t0 = time.perf_counter()
         prompts = {it.key: code_prompt(it, item_rng(it, seed), **fp) for it in items}
-        replies = _ask("code", {k: _chat(p) for k, p in prompts.items()}, model, config, opts)
+        code_config = GenerationConfig(max_new_tokens=code_max_new_tokens or max_new_tokens, temperature=0.0)
+        replies = _ask("code", {k: _chat(p) for k, p in prompts.items()}, model, code_config, opts)
         codes = {k: extract_code(v) for k, v in replies.items()}
         t["code_generation"] = time.perf_counter() - t0
         t0 = time.perf_counter()
