@@ -210,6 +210,8 @@ def test_load_challenges_bad_input(tmp_path):
         load_challenges(_write_challenge(tmp_path / "d", questions=[{"difficulty": "x"}]))
     with pytest.raises(ValueError, match="path"):
         load_challenges(tmp_path / "missing")
+    with pytest.raises(ValueError, match="datasets_per_challenge"):
+        load_challenges(root, datasets_per_challenge=0)
     (tmp_path / "a" / "simpson_paradox" / "rubric.json").write_text("{bad json")
     with pytest.raises(ValueError, match="rubric.json"):
         load_challenges(root)

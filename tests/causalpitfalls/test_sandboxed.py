@@ -144,3 +144,5 @@ def test_pipeline_with_a_scripted_model(tmp_path):
         run_benchmark(model, [])
     with pytest.raises(ValueError, match="model"):
         LLMJudge("gpt")
+    with pytest.raises(ValueError, match="batch_size"):
+        LLMJudge(model, batch_size=0)

@@ -14,7 +14,8 @@ from typing import Any
 
 import pandas as pd
 
-from ._rubric import fill_rubric
+from ..validation import check_int
+from ._rubric import fill_rubric, match_answer_key
 
 DIFFICULTIES = ("very_easy", "easy", "medium", "hard", "very_hard")
 
@@ -144,6 +145,8 @@ def load_challenges(
     or CSV, malformed questions or rubric.
     """
     root = _root(path)
+    if datasets_per_challenge is not None:
+        datasets_per_challenge = check_int(datasets_per_challenge, "datasets_per_challenge", minimum=1)
     present = tuple(sorted(d.name for d in root.iterdir() if d.is_dir()))
     chosen = _select(challenges, present, "challenges")
     diffs = _select(difficulties, DIFFICULTIES, "difficulties")
@@ -171,6 +174,4 @@ def load_challenges(
 
 def select_answer_key(answer_key: Any, dataset: str) -> dict[str, Any]:
     """The entry of ``answer_key`` (a dict or a list of per-dataset dicts) that :func:`fill_rubric` uses."""
-    from ._rubric import match_answer_key
-
     return match_answer_key(answer_key, dataset, warn=False)

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..models import GenerationConfig, LanguageModel
+from ..validation import check_int
 from ._prompts import judge_messages
 
 _BLOCK = re.compile(r"\{[^{}]*\}", re.DOTALL)
@@ -58,8 +59,10 @@ class LLMJudge:
         if not isinstance(model, LanguageModel):
             raise ValueError(f"model: expected an iclr26.models.LanguageModel, got {type(model).__name__}")
         self.model = model
-        self.config = GenerationConfig(max_new_tokens=max_new_tokens, temperature=0.0)
-        self.batch_size = batch_size
+        self.config = GenerationConfig(
+            max_new_tokens=check_int(max_new_tokens, "max_new_tokens", minimum=1), temperature=0.0
+        )
+        self.batch_size = check_int(batch_size, "batch_size", minimum=1)
         self.name = f"llm:{model.name}"
 
     def prompts(self, pairs: list[tuple[dict[str, Any], str]]) -> list[list[dict[str, str]]]:

@@ -23,8 +23,6 @@ from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
 
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
-#: ../shared next to the checkout (or next to the worktrees' folder)
-SHARED = [Path(__file__).resolve().parents[k] / "shared" / "data" / "causalpitfalls" for k in (4, 5)]
 #: Small scale: the challenges whose rubrics carry closed-form numbers and directions, with the
 #: shortest data tables (the direct prompt shows 100 rows: ~3,400 tokens for a 6-column table, about
 #: 25 s of prefill for SmolLM2 on this machine's CPU).
@@ -33,7 +31,9 @@ EXTREMES = ("very_easy", "very_hard")
 
 
 def _data_root() -> Path | None:
-    for p in (os.environ.get("ICLR26_CAUSALPITFALLS_DATA"), *SHARED):
+    # ../shared beside the checkout (or beside the folder of worktrees)
+    shared = [p / "shared" / "data" / "causalpitfalls" for p in Path(__file__).resolve().parents[3:6]]
+    for p in (os.environ.get("ICLR26_CAUSALPITFALLS_DATA"), *shared):
         if p and (Path(p) / "challenges").is_dir():
             return Path(p)
     return None
