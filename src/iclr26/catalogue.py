@@ -264,8 +264,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "causalpitfalls",
         "LLM evaluation",
-        "planned",
+        "partial",
         "Statistical causal-inference pitfalls (Simpson's paradox, selection bias) posed to LLMs.",
+        budget_s=120.0,
+        budget_reason="SmolLM2-135M on CPU: the direct prompt carries 100 data rows (~3,400 tokens of "
+        "prefill, ~25 s per item here), the LLM judge ~1,000-token prompts; model load ~30 s cold",
     ),
     _E(
         "backdoor-signature",
