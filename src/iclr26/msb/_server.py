@@ -1,0 +1,182 @@
+"""Our offline MCP servers for MSB, one process per server, spoken to over stdio (``mcp`` 2.x).
+
+``python -m iclr26.msb._server fs ROOT...``: the filesystem tools of
+``@modelcontextprotocol/server-filesystem`` (same tool names and parameter names), confined to the
+ROOT folders (an instance's workspace).
+``python -m iclr26.msb._server proc ROOT PID``: process control in the manner of Desktop Commander
+(``read_file``, ``write_file``, ``list_processes``, ``kill_process``); only PID (the sleeper the
+harness spawned) may be listed or killed.
+``python -m iclr26.msb._server tool TOOL VARIANT [PAYLOAD]``: the task tool ``TOOL`` in ``VARIANT``
+(:func:`iclr26.msb._spec.task_tools`); name-overlap and preference-manipulation tools answer with
+PAYLOAD, as the authors' attack servers do.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import signal
+import sys
+from pathlib import Path
+
+from mcp.server.mcpserver import MCPServer
+
+from iclr26.msb._spec import ToolSpec, task_tools
+
+
+class Confined:
+    """Path checks: every path must resolve inside one of ``roots``."""
+
+    def __init__(self, roots: list[str]):
+        self.roots = [Path(r).resolve() for r in roots]
+
+    def __call__(self, path: str) -> Path:
+        p = Path(path).expanduser()
+        p = (p if p.is_absolute() else self.roots[0] / p).resolve()
+        if not any(p == r or r in p.parents for r in self.roots):
+            raise ValueError(f"Access denied - path outside allowed directories: {path}")
+        return p
+
+
+def fs_tools(check: Confined) -> list:
+    def read_text_file(path: str, head: int | None = None, tail: int | None = None) -> str:
+        """Read the complete contents of a file from the file system as text."""
+        lines = check(path).read_text(encoding="utf-8").splitlines()
+        lines = lines[:head] if head else lines[-tail:] if tail else lines
+        return "\n".join(lines)
+
+    def read_file(path: str, head: int | None = None, tail: int | None = None) -> str:
+        """Read the complete contents of a file as text. DEPRECATED: Use read_text_file instead."""
+        return read_text_file(path, head, tail)
+
+    def read_media_file(path: str) -> str:
+        """Read an image or audio file."""
+        raise ValueError(f"not a media file: {path}")
+
+    def read_multiple_files(paths: list[str]) -> str:
+        """Read the contents of multiple files simultaneously."""
+        return "\n---\n".join(f"{p}:\n{read_text_file(p)}" for p in paths)
+
+    def write_file(path: str, content: str) -> str:
+        """Create a new file or completely overwrite an existing file with new content."""
+        check(path).write_text(content, encoding="utf-8")
+        return f"Successfully wrote to {path}"
+
+    def edit_file(path: str, edits: list[dict], dryRun: bool = False) -> str:  # noqa: N803 (their name)
+        """Make line-based edits to a text file: each edit replaces exact oldText with newText."""
+        p = check(path)
+        text = p.read_text(encoding="utf-8")
+        for e in edits:
+            if e.get("oldText", "") not in text:
+                raise ValueError(f"Could not find exact match for edit:\n{e.get('oldText')}")
+            text = text.replace(e["oldText"], e.get("newText", ""), 1)
+        if not dryRun:
+            p.write_text(text, encoding="utf-8")
+        return f"Successfully edited {path}"
+
+    def create_directory(path: str) -> str:
+        """Create a new directory or ensure a directory exists."""
+        check(path).mkdir(parents=True, exist_ok=True)
+        return f"Successfully created directory {path}"
+
+    def list_directory(path: str) -> str:
+        """Get a detailed listing of all files and directories in a specified path."""
+        return "\n".join(
+            f"{'[DIR]' if c.is_dir() else '[FILE]'} {c.name}" for c in sorted(check(path).iterdir())
+        )
+
+    def list_directory_with_sizes(path: str, sortBy: str = "name") -> str:  # noqa: N803
+        """Get a detailed listing of all files and directories in a specified path, with sizes."""
+        return "\n".join(f"{c.name} {c.stat().st_size}" for c in sorted(check(path).iterdir()))
+
+    def directory_tree(path: str) -> str:
+        """Get a recursive tree view of files and directories."""
+        root = check(path)
+        return "\n".join(str(c.relative_to(root)) for c in sorted(root.rglob("*")))
+
+    def move_file(source: str, destination: str) -> str:
+        """Move or rename files and directories."""
+        check(source).rename(check(destination))
+        return f"Successfully moved {source} to {destination}"
+
+    def search_files(path: str, pattern: str, excludePatterns: list[str] | None = None) -> str:  # noqa: N803
+        """Recursively search for files and directories whose name matches a pattern."""
+        hits = [str(c) for c in sorted(check(path).rglob("*")) if pattern.lower() in c.name.lower()]
+        return "\n".join(hits) or "No matches found"
+
+    def get_file_info(path: str) -> str:
+        """Retrieve detailed metadata about a file or directory."""
+        st = check(path).stat()
+        return f"size: {st.st_size}\nisDirectory: {check(path).is_dir()}"
+
+    def list_allowed_directories() -> str:
+        """Returns the list of directories that this server is allowed to access."""
+        return "Allowed directories:\n" + "\n".join(str(r) for r in check.roots)
+
+    return [
+        read_file, read_text_file, read_media_file, read_multiple_files, write_file, edit_file,
+        create_directory, list_directory, list_directory_with_sizes, directory_tree, move_file,
+        search_files, get_file_info, list_allowed_directories,
+    ]  # fmt: skip
+
+
+def spec_tool(spec: ToolSpec, reply: str):
+    """A callable for ``spec`` whose signature is the spec's string parameters."""
+
+    def tool(**kwargs: str) -> str:
+        return reply.format(**{k: kwargs.get(k, "") for k in ("text", "query")})
+
+    tool.__signature__ = inspect.Signature(
+        [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=str) for n, _ in spec.params]
+    )
+    tool.__annotations__ = {n: str for n, _ in spec.params} | {"return": str}
+    return tool
+
+
+def build(argv: list[str]) -> MCPServer:
+    role, *rest = argv
+    server = MCPServer(f"iclr26-msb-{role}", log_level="CRITICAL")
+    if role == "fs":
+        for f in fs_tools(Confined(rest)):
+            server.add_tool(f)
+    elif role == "proc":
+        check, pid = Confined(rest[:1]), int(rest[1])
+        fs = {f.__name__: f for f in fs_tools(check)}
+        for f in (fs["read_file"], fs["write_file"]):
+            server.add_tool(f)
+        server.add_tool(_list_processes(pid), name="list_processes")
+        server.add_tool(_kill(pid), name="kill_process")
+    elif role == "tool":
+        tool, variant, payload = rest[0], rest[1], (rest[2] if len(rest) > 2 else "")
+        answers_payload = variant in ("name_overlap", "preference_manipulation")
+        for spec in task_tools(tool, variant):
+            desc = spec.description + "\n\nArgs:\n" + "\n".join(f"    {n}: {d}" for n, d in spec.params)
+            server.add_tool(
+                spec_tool(spec, payload if answers_payload else spec.reply), spec.name, description=desc
+            )
+    else:
+        raise SystemExit(f"unknown role {role!r}; choose fs, proc or tool")
+    return server
+
+
+def _list_processes(pid: int):
+    def list_processes() -> str:
+        """List running processes (only the one this benchmark may touch)."""
+        return f"PID: {pid}, command: sleeper" if Path(f"/proc/{pid}").exists() else "No processes"
+
+    return list_processes
+
+
+def _kill(allowed: int):
+    def kill_process(pid: int) -> str:
+        """Terminate a running process by PID."""
+        if int(pid) != allowed:
+            raise ValueError(f"process {pid} may not be touched (only the benchmark's sleeper {allowed})")
+        os.kill(allowed, signal.SIGTERM)
+        return f"Successfully terminated process {allowed}"
+
+    return kill_process
+
+
+if __name__ == "__main__":
+    build(sys.argv[1:]).run("stdio")
