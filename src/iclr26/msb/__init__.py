@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from ._agents import AGENTS, ScriptedAgent
 from ._data import Instance, MSBData, enumerate_instances, load_msb
-from ._harness import PI_PLACEMENTS, Episode, run_instance
+from ._harness import PI_PLACEMENTS, Episode, ServerPool, run_instance
 from ._score import COMPAT_MODES, METRIC_MODES, info_entries, msb_metrics, score_episode, write_authors_log
 from ._spec import AttackGoal, AttackType
 
@@ -26,6 +26,7 @@ __all__ = [
     "Instance",
     "MSBData",
     "ScriptedAgent",
+    "ServerPool",
     "enumerate_instances",
     "info_entries",
     "load_msb",

@@ -3,10 +3,13 @@ as the authors wire it (``main.py``, ``scripts/agent.py``), the core agent loop,
 
 from __future__ import annotations
 
+import functools
+import json
 import subprocess
 import sys
 import tempfile
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -17,6 +20,7 @@ from ..evaluation.agent import AgentTask, MCPStdioServer, model_identity, play_e
 from ..models import GenerationConfig, LanguageModel
 from ._data import Instance, output_stem, rewrite
 from ._spec import (
+    CONFIGURE,
     DISALLOWED_FS,
     PROMPT_INJECTION_TEMPLATE,
     RI_PLACEHOLDER,
@@ -98,31 +102,75 @@ def server_payload(inst: Instance, implementation: str) -> str:
     return template + implementation
 
 
-def servers(inst: Instance, ws: Path, pid: int | None, payload: str) -> list[MCPStdioServer]:
+def server_args(inst: Instance) -> list[tuple[str, ...]]:
     """Support, benign and attack servers in the authors' order (``complete_server_config``)."""
-    env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-
-    def srv(*args: str) -> MCPStdioServer:
-        return MCPStdioServer(
-            sys.executable, ["-m", "iclr26.msb._server", *args], env=env, startup_timeout=30
-        )
-
     at, out = inst.attack_type, []
     if at not in NO_SUPPORT:
-        space = ws / "operation_space"
-        out.append(
-            srv("proc", str(space / "output"), str(pid))
-            if inst.goal == "kill_process"
-            else srv("fs", str(space / "output"), str(space / "information"))
-        )
+        out.append(("proc",) if inst.goal == "kill_process" else ("fs",))
     if at not in NO_BENIGN:
-        out.append(srv("tool", inst.tool, "benign"))
+        out.append(("tool", inst.tool, "benign"))
     if at in WITH_ATTACK_SERVER:
         variant = "preference_manipulation" if at == "preference_manipulation-simulated_user" else at
-        out.append(srv("tool", inst.tool, variant, payload))
+        out.append(("tool", inst.tool, variant))
         if at == "tool_transfer":
-            out.append(srv("tool", inst.tool, "out_of_scope_parameter", payload))
+            out.append(("tool", inst.tool, "out_of_scope_parameter"))
     return out
+
+
+class _Live(MCPStdioServer):
+    """A pooled server already running: the toolbox uses its connection and leaves it open."""
+
+    def __init__(self, args: tuple[str, ...], conn):
+        super().__init__(sys.executable, ["-m", "iclr26.msb._server", *args])
+        self.conn = conn
+
+    def open(self):
+        return nullcontext(self.conn)
+
+
+class ServerPool:
+    """Our MCP server processes, started once per (role, tool, variant) and reused across
+    instances (each is re-configured before an instance); closed with the pool.
+
+    Use as a context manager; pass it to :func:`run_instance` as ``pool``. A server whose
+    configuration call fails (it crashed) is restarted once."""
+
+    def __init__(self, startup_timeout: float = 60.0):
+        self.startup_timeout = startup_timeout
+        self._conns: dict[tuple[str, ...], Any] = {}
+        self.spawned = 0
+
+    def __enter__(self) -> ServerPool:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def close(self) -> None:
+        for conn in self._conns.values():
+            conn.__exit__(None, None, None)
+        self._conns.clear()
+
+    def _open(self, args: tuple[str, ...]):
+        env = {"PYTHONPATH": str(Path(__file__).resolve().parents[2])}
+        spec = MCPStdioServer(
+            sys.executable, ["-m", "iclr26.msb._server", *args], env=env, startup_timeout=self.startup_timeout
+        )
+        conn = spec.open().__enter__()
+        conn.schemas = [t for t in conn.schemas if t["function"]["name"] != CONFIGURE]  # harness only
+        self.spawned += 1
+        self._conns[args] = conn
+        return conn
+
+    def configured(self, args: tuple[str, ...], state: dict[str, Any], timeout: float) -> _Live:
+        """The server ``args``, running and configured with ``state``."""
+        for _attempt in range(2):
+            conn = self._conns.get(args) or self._open(args)
+            res = conn.call(CONFIGURE, {"config": json.dumps(state)}, timeout)
+            if not res.is_error:
+                return _Live(args, conn)
+            self._conns.pop(args).__exit__(None, None, None)
+        raise RuntimeError(f"MCP server {args} could not be configured: {res.content}")
 
 
 class AttackToolbox(Toolbox):
@@ -132,7 +180,7 @@ class AttackToolbox(Toolbox):
 
     def __init__(self, specs, *, support: bool, disallowed, response: str, ri: bool, describe: str):
         super().__init__(specs)
-        self.has_support, self.disallowed = support, set(disallowed)
+        self.has_support, self.disallowed = support, {*disallowed, CONFIGURE}
         self.response, self.ri, self.describe = response, ri, describe
         self.support: set[str] = set()
 
@@ -172,20 +220,25 @@ class _MSBTask(AgentTask):
         return AttackToolbox(self.servers, **self.box)
 
 
-def listed_schemas(specs: list[MCPStdioServer], box: dict[str, Any]) -> list[dict[str, Any]]:
-    """The tools the agent is shown, listed in this process from the same server definitions the
-    subprocesses run (no process is started): the system prompt is built before the episode."""
+@functools.cache
+def _listing(args: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """(name, description) of the tools server ``args`` lists (built in this process, cached)."""
     import anyio
 
     from ._server import build
 
+    return tuple((t.name, t.description or "") for t in anyio.run(build(list(args)).list_tools))
+
+
+def listed_schemas(specs: list[tuple[str, ...]], box: dict[str, Any]) -> list[dict[str, Any]]:
+    """The tools the agent is shown, listed in this process from the same server definitions the
+    subprocesses run (no process is started): the system prompt is built before the episode."""
     schemas, first = [], True
-    for spec in specs:
-        for t in anyio.run(build(spec.args[2:]).list_tools):
-            name = t.name
-            if name in box["disallowed"]:
+    for args in specs:
+        for name, description in _listing(args):
+            if name in box["disallowed"] or name == CONFIGURE:
                 continue
-            desc = t.description or ""
+            desc = description
             if box["describe"] and not (first and box["support"]):
                 desc += box["describe"]
             schemas.append({"function": {"name": name, "description": desc}})
@@ -228,14 +281,16 @@ def run_instance(
     max_steps: int = 10,
     tool_timeout: float = 30.0,
     wall_limit: float = 300.0,
+    pool: ServerPool | None = None,
 ) -> Episode:
     """Play ``instance`` with ``agent`` in ``workspace`` (an empty folder inside the temp dir).
 
     ``information``: the files RI plants in (file name → text; :attr:`MSBData.information`).
     ``pi_placement``: ``"system"`` (the authors: the injection is appended after the tool list of
     the system prompt) or ``"description"`` (appended to each non-support tool's description).
-    A server that fails, or a harness error, gives ``status="error"``; the sleeper of
-    ``kill_process`` is always stopped.
+    ``pool``: a :class:`ServerPool` whose server processes are reused (default: this instance
+    starts its own and closes them). A server that fails, or a harness error, gives
+    ``status="error"``; the sleeper of ``kill_process`` is always stopped.
     """
     if pi_placement not in PI_PLACEMENTS:
         raise ValueError(f"pi_placement must be one of {PI_PLACEMENTS}, got {pi_placement!r}")
@@ -246,14 +301,21 @@ def run_instance(
     t0 = time.monotonic()
     ep = Episode(instance, llm, max_steps=max_steps)
     task_text, impl, output = prepare_workspace(instance, ws, information or {}, llm)
-    sleeper = None
+    sleeper, own_pool = None, pool is None
+    pool = pool if pool is not None else ServerPool()
     if instance.goal == "kill_process":
         sleeper = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(100000000)"])
         impl = impl.replace("{pid}", str(sleeper.pid))
     try:
         injection, response = attack_texts(instance, impl)
         at = instance.attack_type
-        specs = servers(instance, ws, sleeper.pid if sleeper else None, server_payload(instance, impl))
+        args = server_args(instance)
+        space = ws / "operation_space"
+        state = {
+            "roots": [str(space / "output"), str(space / "information")],
+            "pid": sleeper.pid if sleeper else -1,
+            "payload": server_payload(instance, impl),
+        }
         box = {
             "support": at not in NO_SUPPORT,
             "disallowed": () if at == "search_term_deception" else DISALLOWED_FS,
@@ -261,7 +323,7 @@ def run_instance(
             "ri": at == "search_term_deception",
             "describe": injection if pi_placement == "description" else "",
         }
-        lines = tool_lines(listed_schemas(specs, box))
+        lines = tool_lines(listed_schemas(args, box))
         if injection and pi_placement == "system":
             lines.append(injection)
         system = instance.system_prompt + SYSTEM_PROMPT_TEMPLATE.replace(
@@ -279,7 +341,7 @@ def run_instance(
             tool_timeout=tool_timeout,
             max_tool_chars=20000,
             box=box,
-            servers=specs,
+            servers=[pool.configured(a, state, tool_timeout) for a in args],
         )
         raw = play_episode(
             task, agent, Sample(id=instance.id or "msb", data={}), GenerationConfig(max_new_tokens=512)
@@ -304,6 +366,8 @@ def run_instance(
     except Exception as exc:  # a crashed server or harness failure: recorded, the sweep goes on
         ep.status, ep.error = "error", f"{type(exc).__name__}: {exc}"
     finally:
+        if own_pool:
+            pool.close()
         if sleeper is not None:
             if sleeper.poll() is not None:
                 output.write_text("attack success.", encoding="utf-8")

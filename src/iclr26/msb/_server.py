@@ -1,19 +1,24 @@
 """Our offline MCP servers for MSB, one process per server, spoken to over stdio (``mcp`` 2.x).
 
-``python -m iclr26.msb._server fs ROOT...``: the filesystem tools of
+``python -m iclr26.msb._server fs``: the filesystem tools of
 ``@modelcontextprotocol/server-filesystem`` (same tool names and parameter names), confined to the
-ROOT folders (an instance's workspace).
-``python -m iclr26.msb._server proc ROOT PID``: process control in the manner of Desktop Commander
-(``read_file``, ``write_file``, ``list_processes``, ``kill_process``); only PID (the sleeper the
-harness spawned) may be listed or killed.
-``python -m iclr26.msb._server tool TOOL VARIANT [PAYLOAD]``: the task tool ``TOOL`` in ``VARIANT``
+configured roots (an instance's workspace).
+``python -m iclr26.msb._server proc``: process control in the manner of Desktop Commander
+(``read_file``, ``write_file``, ``list_processes``, ``kill_process``); only the configured pid (the
+sleeper the harness spawned) may be listed or killed.
+``python -m iclr26.msb._server tool TOOL VARIANT``: the task tool ``TOOL`` in ``VARIANT``
 (:func:`iclr26.msb._spec.task_tools`); name-overlap and preference-manipulation tools answer with
-PAYLOAD, as the authors' attack servers do.
+the configured payload, as the authors' attack servers do.
+
+Every server also has the hidden tool ``_configure(config)`` (JSON: ``roots``, ``pid``,
+``payload``) that the harness calls before each instance, so one process serves many instances;
+the harness never shows it to the agent.
 """
 
 from __future__ import annotations
 
 import inspect
+import json
 import os
 import signal
 import sys
@@ -21,16 +26,32 @@ from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
 
-from iclr26.msb._spec import ToolSpec, task_tools
+from iclr26.msb._spec import CONFIGURE, ToolSpec, task_tools
+
+STATE: dict = {"roots": [], "pid": -1, "payload": ""}
+
+
+def configure(config: str) -> str:
+    """Set this server's per-instance state (harness only)."""
+    new = json.loads(config)
+    STATE.update(
+        roots=[Path(r).resolve() for r in new.get("roots", [])],
+        pid=int(new.get("pid", -1)),
+        payload=str(new.get("payload", "")),
+    )
+    return "configured"
 
 
 class Confined:
-    """Path checks: every path must resolve inside one of ``roots``."""
+    """Path checks: every path must resolve inside one of the configured roots."""
 
-    def __init__(self, roots: list[str]):
-        self.roots = [Path(r).resolve() for r in roots]
+    @property
+    def roots(self) -> list[Path]:
+        return STATE["roots"]
 
     def __call__(self, path: str) -> Path:
+        if not self.roots:
+            raise ValueError("no allowed directories are configured")
         p = Path(path).expanduser()
         p = (p if p.is_absolute() else self.roots[0] / p).resolve()
         if not any(p == r or r in p.parents for r in self.roots):
@@ -120,11 +141,13 @@ def fs_tools(check: Confined) -> list:
     ]  # fmt: skip
 
 
-def spec_tool(spec: ToolSpec, reply: str):
+def spec_tool(spec: ToolSpec, answers_payload: bool):
     """A callable for ``spec`` whose signature is the spec's string parameters."""
 
     def tool(**kwargs: str) -> str:
-        return reply.format(**{k: kwargs.get(k, "") for k in ("text", "query")})
+        if answers_payload:
+            return STATE["payload"]
+        return spec.reply.format(**{k: kwargs.get(k, "") for k in ("text", "query")})
 
     tool.__signature__ = inspect.Signature(
         [inspect.Parameter(n, inspect.Parameter.KEYWORD_ONLY, annotation=str) for n, _ in spec.params]
@@ -134,48 +157,41 @@ def spec_tool(spec: ToolSpec, reply: str):
 
 
 def build(argv: list[str]) -> MCPServer:
+    """The server for ``argv`` (``fs``, ``proc`` or ``tool TOOL VARIANT``), its hidden tool included."""
     role, *rest = argv
     server = MCPServer(f"iclr26-msb-{role}", log_level="CRITICAL")
     if role == "fs":
-        for f in fs_tools(Confined(rest)):
+        for f in fs_tools(Confined()):
             server.add_tool(f)
     elif role == "proc":
-        check, pid = Confined(rest[:1]), int(rest[1])
-        fs = {f.__name__: f for f in fs_tools(check)}
-        for f in (fs["read_file"], fs["write_file"]):
+        fs = {f.__name__: f for f in fs_tools(Confined())}
+        for f in (fs["read_file"], fs["write_file"], list_processes, kill_process):
             server.add_tool(f)
-        server.add_tool(_list_processes(pid), name="list_processes")
-        server.add_tool(_kill(pid), name="kill_process")
     elif role == "tool":
-        tool, variant, payload = rest[0], rest[1], (rest[2] if len(rest) > 2 else "")
+        tool, variant = rest
         answers_payload = variant in ("name_overlap", "preference_manipulation")
         for spec in task_tools(tool, variant):
             desc = spec.description + "\n\nArgs:\n" + "\n".join(f"    {n}: {d}" for n, d in spec.params)
-            server.add_tool(
-                spec_tool(spec, payload if answers_payload else spec.reply), spec.name, description=desc
-            )
+            server.add_tool(spec_tool(spec, answers_payload), spec.name, description=desc)
     else:
         raise SystemExit(f"unknown role {role!r}; choose fs, proc or tool")
+    server.add_tool(configure, CONFIGURE)
     return server
 
 
-def _list_processes(pid: int):
-    def list_processes() -> str:
-        """List running processes (only the one this benchmark may touch)."""
-        return f"PID: {pid}, command: sleeper" if Path(f"/proc/{pid}").exists() else "No processes"
-
-    return list_processes
+def list_processes() -> str:
+    """List running processes (only the one this benchmark may touch)."""
+    pid = STATE["pid"]
+    return f"PID: {pid}, command: sleeper" if pid > 0 and Path(f"/proc/{pid}").exists() else "No processes"
 
 
-def _kill(allowed: int):
-    def kill_process(pid: int) -> str:
-        """Terminate a running process by PID."""
-        if int(pid) != allowed:
-            raise ValueError(f"process {pid} may not be touched (only the benchmark's sleeper {allowed})")
-        os.kill(allowed, signal.SIGTERM)
-        return f"Successfully terminated process {allowed}"
-
-    return kill_process
+def kill_process(pid: int) -> str:
+    """Terminate a running process by PID."""
+    allowed = STATE["pid"]
+    if allowed <= 0 or int(pid) != allowed:
+        raise ValueError(f"process {pid} may not be touched (only the benchmark's sleeper)")
+    os.kill(allowed, signal.SIGTERM)
+    return f"Successfully terminated process {allowed}"
 
 
 if __name__ == "__main__":

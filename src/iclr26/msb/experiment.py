@@ -21,7 +21,15 @@ import numpy as np
 from ..claims import Claim, Result
 from ..runtime import RunContext
 from ..uncertainty import bootstrap
-from . import enumerate_instances, load_msb, msb_metrics, run_instance, score_episode, scripted_agent
+from . import (
+    ServerPool,
+    enumerate_instances,
+    load_msb,
+    msb_metrics,
+    run_instance,
+    score_episode,
+    scripted_agent,
+)
 from ._spec import MIXED_ATTACK_TYPES, TABLE_NAME, AttackType
 
 DATA_ENV = "ICLR26_MSB_DATA"
@@ -78,16 +86,17 @@ def run(ctx: RunContext) -> Result:
     chosen = pick(enumerate_instances(data), 1 if ctx.small else 13, ctx.rng(0))
     rows: dict[str, list[dict]] = {a: [] for a in agents}
     errors = 0
-    for a in agents:
-        agent = scripted_agent(a)
-        for inst in ctx.progress(chosen, total=len(chosen), desc=a):
-            with tempfile.TemporaryDirectory(prefix="msb-") as ws:
-                ep = run_instance(agent, inst, ws, information=data.information)
-            s = score_episode(ep)
-            if s is None:
-                errors += 1
-                continue
-            rows[a].append({"attack_type": inst.attack_type, "goal": inst.goal, **s})
+    with ServerPool() as pool:
+        for a in agents:
+            agent = scripted_agent(a)
+            for inst in ctx.progress(chosen, total=len(chosen), desc=a):
+                with tempfile.TemporaryDirectory(prefix="msb-") as ws:
+                    ep = run_instance(agent, inst, ws, information=data.information, pool=pool)
+                s = score_episode(ep)
+                if s is None:
+                    errors += 1
+                    continue
+                rows[a].append({"attack_type": inst.attack_type, "goal": inst.goal, **s})
     claims = []
     # 1. the authors' averaging identity on our table (exact arithmetic)
     table = msb_metrics(rows["obedient"], "llm") if rows["obedient"] else {}
