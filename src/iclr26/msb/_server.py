@@ -171,8 +171,7 @@ def build(argv: list[str]) -> MCPServer:
         tool, variant = rest
         answers_payload = variant in ("name_overlap", "preference_manipulation")
         for spec in task_tools(tool, variant):
-            desc = spec.description + "\n\nArgs:\n" + "\n".join(f"    {n}: {d}" for n, d in spec.params)
-            server.add_tool(spec_tool(spec, answers_payload), spec.name, description=desc)
+            server.add_tool(spec_tool(spec, answers_payload), spec.name, description=spec.docstring)
     else:
         raise SystemExit(f"unknown role {role!r}; choose fs, proc or tool")
     server.add_tool(configure, CONFIGURE)
