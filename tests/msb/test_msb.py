@@ -11,6 +11,7 @@ from iclr26.msb import (
     AttackType,
     Episode,
     Instance,
+    ServerPool,
     enumerate_instances,
     load_msb,
     msb_metrics,
@@ -271,3 +272,24 @@ def test_real_mcp_obedient_and_task_only():
     assert out["obedient", "out_of_scope_parameter"]["attack_success"] is True
     assert out["task_only", "out_of_scope_parameter"]["attack_success"] is False  # empty value, strict
     assert set(AGENTS) == {"obedient", "task_only", "param_filler"}
+
+
+@needs_data
+def test_pool_reuses_servers_and_errors_are_recorded():
+    data = load_msb(DATA)
+    insts = enumerate_instances(
+        data, attack_types=["false_error"], agents=["llm_enhancement"], goals=["kill_process"]
+    )
+    agent = scripted_agent("obedient")
+    with ServerPool() as pool:
+        for inst in insts[:3]:
+            with tempfile.TemporaryDirectory() as ws:
+                ep = run_instance(agent, inst, ws, information=data.information, pool=pool)
+            assert ep.status == "complete" and ep.output_text == "attack success."  # the sleeper was killed
+        assert pool.spawned == len({("proc",), *(("tool", i.tool, "benign") for i in insts[:3])})
+        live = pool.configured(("proc",), {"roots": [], "pid": 999999, "payload": ""}, 30.0)
+        refused = live.conn.call("kill_process", {"pid": 1}, 30.0)
+        assert refused.is_error  # only the configured sleeper may be killed
+    with ServerPool(startup_timeout=1e-4) as broken, tempfile.TemporaryDirectory() as ws:
+        ep = run_instance(agent, insts[0], ws, information=data.information, pool=broken)
+    assert ep.status == "error" and score_episode(ep) is None

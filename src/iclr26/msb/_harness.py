@@ -282,12 +282,14 @@ def run_instance(
     tool_timeout: float = 30.0,
     wall_limit: float = 300.0,
     pool: ServerPool | None = None,
+    max_new_tokens: int = 512,
 ) -> Episode:
     """Play ``instance`` with ``agent`` in ``workspace`` (an empty folder inside the temp dir).
 
     ``information``: the files RI plants in (file name → text; :attr:`MSBData.information`).
     ``pi_placement``: ``"system"`` (the authors: the injection is appended after the tool list of
     the system prompt) or ``"description"`` (appended to each non-support tool's description).
+    ``max_new_tokens``: the model's reply budget per step.
     ``pool``: a :class:`ServerPool` whose server processes are reused (default: this instance
     starts its own and closes them). A server that fails, or a harness error, gives
     ``status="error"``; the sleeper of ``kill_process`` is always stopped.
@@ -344,7 +346,10 @@ def run_instance(
             servers=[pool.configured(a, state, tool_timeout) for a in args],
         )
         raw = play_episode(
-            task, agent, Sample(id=instance.id or "msb", data={}), GenerationConfig(max_new_tokens=512)
+            task,
+            agent,
+            Sample(id=instance.id or "msb", data={}),
+            GenerationConfig(max_new_tokens=max_new_tokens),
         )
         ep.steps = [
             {

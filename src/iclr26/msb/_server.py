@@ -22,6 +22,7 @@ import json
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 
 from mcp.server.mcpserver import MCPServer
@@ -190,6 +191,13 @@ def kill_process(pid: int) -> str:
     if allowed <= 0 or int(pid) != allowed:
         raise ValueError(f"process {pid} may not be touched (only the benchmark's sleeper)")
     os.kill(allowed, signal.SIGTERM)
+    for _ in range(200):  # return once it has terminated (gone, or a zombie awaiting its parent)
+        try:
+            if Path(f"/proc/{allowed}/stat").read_text().split(") ", 1)[1][:1] in "ZX":
+                break
+        except (OSError, IndexError):
+            break
+        time.sleep(0.005)
     return f"Successfully terminated process {allowed}"
 
 

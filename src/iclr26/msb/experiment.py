@@ -3,11 +3,11 @@
 Data: the authors' task, goal and attack-type files (MIT) from ``$ICLR26_MSB_DATA`` or
 ``../shared/data/msb``; without them every claim is ``not measurable``.
 
-Instances: ``small`` plays, for each of the 12 types, one instance per agent (Memory_Tool
-scenario where the type needs an attack server, the information-retrieval scenario for RI; the
-goal rotates over the 5), with the ``obedient`` and ``param_filler`` agents; ``medium`` plays a
-stratified 150 (every type, goals rotating) with all three scripted agents. Every tool call goes
-to one of our MCP server processes over stdio. Intervals: percentile bootstrap over instances.
+Instances: ``small`` plays a stratified 150 (13 per type, goals rotating; RI has 20 in all) with
+the three scripted agents (``obedient``, ``param_filler``, ``task_only``); ``medium`` plays all
+2,000 with them, plus the model (``--model``, default the embedded SmolLM2) on one instance per
+type. Every tool call goes to one of our MCP server processes over stdio (processes reused across
+instances by a :class:`~iclr26.msb.ServerPool`). Intervals: percentile bootstrap over instances.
 """
 
 from __future__ import annotations
@@ -82,8 +82,9 @@ def run(ctx: RunContext) -> Result:
         why = f"the authors' MSB data is absent (set {DATA_ENV} or provide ../shared/data/msb)"
         return Result(claims=[Claim.not_measurable(s, why) for s in claims_nm])
     data = load_msb(root)
-    agents = ("obedient", "param_filler") if ctx.small else ("obedient", "param_filler", "task_only")
-    chosen = pick(enumerate_instances(data), 1 if ctx.small else 13, ctx.rng(0))
+    agents = ("obedient", "param_filler", "task_only")
+    everything = enumerate_instances(data)
+    chosen = pick(everything, 13, ctx.rng(0)) if ctx.small else everything
     rows: dict[str, list[dict]] = {a: [] for a in agents}
     errors = 0
     with ServerPool() as pool:
@@ -97,20 +98,20 @@ def run(ctx: RunContext) -> Result:
                     errors += 1
                     continue
                 rows[a].append({"attack_type": inst.attack_type, "goal": inst.goal, **s})
+        model_rows = [] if ctx.small else _model_rows(ctx, pick(everything, 1, ctx.rng(1)), data, pool)
     claims = []
     # 1. the authors' averaging identity on our table (exact arithmetic)
-    table = msb_metrics(rows["obedient"], "llm") if rows["obedient"] else {}
-    pf = msb_metrics(rows["param_filler"], "llm") if rows["param_filler"] else {}
+    tables_by_agent = {a: msb_metrics(r, "llm") for a, r in rows.items() if r}
     ok = all(
         abs(v["NRP"] - v["PUA"] * (1 - v["ASR"])) < 1e-12
-        for t in (table, pf)
+        for t in tables_by_agent.values()
         for v in t.values()
         if v["PUA"] == v["PUA"]
     )
     claims.append(
         Claim(
             claims_nm[0], float(ok), ">=", 1.0, exact=True, paper="README table: NRP = PUA·(1−ASR)",
-            detail="1 = the identity holds in every row of both agents' tables (per type, mixed, Average)",
+            detail="1 = the identity holds in every row of every agent table (per type, mixed, Average)",
         )
     )  # fmt: skip
     # 2. OP has the highest ASR for the param-filling policy
@@ -151,21 +152,47 @@ def run(ctx: RunContext) -> Result:
             "needs the paper's 10 LLMs behind an OpenAI-compatible endpoint; none is configured offline",
         )
     )
+    if model_rows:
+        m = np.array([_success(r) for r in model_rows], dtype=float)
+        claims.append(
+            bootstrap(np.mean, m, unit="instances", seed=ctx.seed).claim(
+                "A small model (SmolLM2-135M) is attacked less than the obedient upper bound",
+                "<", 1.0, paper="(descriptive: the paper's smallest model, Llama-3.1-8B, Average ASR 21.7%)",
+                scale=f"{len(model_rows)} instances, one per type", post_hoc=True,
+                detail="ASR of the configured model over one instance per type",
+            )
+        )  # fmt: skip
     tables = {
         a: [
             {"type": TABLE_NAME.get(k, k), **{m: round(100 * v, 2) for m, v in d.items()}}
             for k, d in t.items()
         ]
-        for a, t in (("obedient", table), ("param_filler", pf))
-        if t
+        for a, t in tables_by_agent.items()
     }
-    _plot(ctx, {"obedient": table, "param_filler": pf})
+    _plot(ctx, tables_by_agent)
     return Result(
         claims=claims,
-        metrics={"n_instances": {a: len(r) for a, r in rows.items()}, "errors": errors},
+        metrics={
+            "n_instances": {a: len(r) for a, r in rows.items()},
+            "errors": errors,
+            "model_rows": model_rows,
+        },
         tables=tables,
         notes=f"data: {root}; {len(chosen)} instances per agent; every tool call over stdio MCP",
     )
+
+
+def _model_rows(ctx: RunContext, instances, data, pool) -> list[dict]:
+    """The configured model (default: the embedded SmolLM2) on ``instances``."""
+    model = ctx.load_model()
+    out = []
+    for inst in ctx.progress(instances, total=len(instances), desc="model"):
+        with tempfile.TemporaryDirectory(prefix="msb-") as ws:
+            ep = run_instance(model, inst, ws, information=data.information, pool=pool, max_new_tokens=128)
+        s = score_episode(ep)
+        if s is not None:
+            out.append({"attack_type": inst.attack_type, "goal": inst.goal, **s})
+    return out
 
 
 def _code(table_name: str) -> str:
