@@ -5,9 +5,10 @@ Data: the authors' task, goal and attack-type files (MIT) from ``$ICLR26_MSB_DAT
 
 Instances: ``small`` plays a stratified 150 (13 per type, goals rotating; RI has 20 in all) with
 the three scripted agents (``obedient``, ``param_filler``, ``task_only``); ``medium`` plays all
-2,000 with them, plus the model (``--model``, default the embedded SmolLM2) on one instance per
-type. Every tool call goes to one of our MCP server processes over stdio (processes reused across
-instances by a :class:`~iclr26.msb.ServerPool`). Intervals: percentile bootstrap over instances.
+2,000 with them, plus the model (``--model``, default the embedded SmolLM2) on one instance of
+each of PI, FE, OP and RI (3 steps of 96 tokens: CPU generation is slow). Every tool call goes
+to one of our MCP server processes over stdio (processes reused across instances by a
+:class:`~iclr26.msb.ServerPool`). Intervals: percentile bootstrap over instances.
 """
 
 from __future__ import annotations
@@ -98,7 +99,9 @@ def run(ctx: RunContext) -> Result:
                     errors += 1
                     continue
                 rows[a].append({"attack_type": inst.attack_type, "goal": inst.goal, **s})
-        model_rows = [] if ctx.small else _model_rows(ctx, pick(everything, 1, ctx.rng(1)), data, pool)
+        model_rows = (
+            [] if ctx.small else _model_rows(ctx, _model_subset(pick(everything, 1, ctx.rng(1))), data, pool)
+        )
     claims = []
     # 1. the authors' averaging identity on our table (exact arithmetic)
     tables_by_agent = {a: msb_metrics(r, "llm") for a, r in rows.items() if r}
@@ -158,7 +161,7 @@ def run(ctx: RunContext) -> Result:
             bootstrap(np.mean, m, unit="instances", seed=ctx.seed).claim(
                 "A small model (SmolLM2-135M) is attacked less than the obedient upper bound",
                 "<", 1.0, paper="(descriptive: the paper's smallest model, Llama-3.1-8B, Average ASR 21.7%)",
-                scale=f"{len(model_rows)} instances, one per type", post_hoc=True,
+                scale=f"{len(model_rows)} instances (PI, FE, OP, RI), 3 steps", post_hoc=True,
                 detail="ASR of the configured model over one instance per type",
             )
         )  # fmt: skip
@@ -182,13 +185,24 @@ def run(ctx: RunContext) -> Result:
     )
 
 
+MODEL_TYPES = ("prompt_injection", "false_error", "out_of_scope_parameter", "search_term_deception")
+
+
+def _model_subset(instances):
+    """One instance of each of PI, FE, OP and RI: one per attack stage (a local model on CPU takes
+    minutes per step, measured 181 s for SmolLM2-135M on the loaded 2-core machine)."""
+    return [i for i in instances if i.attack_type in MODEL_TYPES]
+
+
 def _model_rows(ctx: RunContext, instances, data, pool) -> list[dict]:
     """The configured model (default: the embedded SmolLM2) on ``instances``."""
     model = ctx.load_model()
     out = []
     for inst in ctx.progress(instances, total=len(instances), desc="model"):
         with tempfile.TemporaryDirectory(prefix="msb-") as ws:
-            ep = run_instance(model, inst, ws, information=data.information, pool=pool, max_new_tokens=128)
+            ep = run_instance(
+                model, inst, ws, information=data.information, pool=pool, max_new_tokens=96, max_steps=3
+            )
         s = score_episode(ep)
         if s is not None:
             out.append({"attack_type": inst.attack_type, "goal": inst.goal, **s})
