@@ -170,9 +170,6 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "agent security",
         "partial",
         "MCP security benchmark: attacks on planning, tool invocation and response handling of agents.",
-        budget_s=120.0,
-        budget_reason="24 instances, each starting 2-3 Python MCP server processes over stdio "
-        "(about 3 s of process start-up per instance on the loaded 2-core machine)",
     ),
     _E(
         "t2i-corebench",

@@ -293,3 +293,26 @@ def test_pool_reuses_servers_and_errors_are_recorded():
     with ServerPool(startup_timeout=1e-4) as broken, tempfile.TemporaryDirectory() as ws:
         ep = run_instance(agent, insts[0], ws, information=data.information, pool=broken)
     assert ep.status == "error" and score_episode(ep) is None
+
+
+@needs_data
+@pytest.mark.skipif(AUTHORS is None, reason="the authors' metrics.py is not checked out in /tmp/msb-authors")
+def test_stratified_100_real_instances_equal_authors_check_result():
+    data = load_msb(DATA)
+    pool = [i for i in enumerate_instances(data) if i.tool in ("Memory_Tool", "Filesystem_MCP_Server")]
+    by_type = {t.value: [i for i in pool if i.attack_type == t.value] for t in AttackType}
+    chosen = [by_type[t][k] for k in range(10) for t in by_type if k < len(by_type[t])][:100]
+    assert len(chosen) == 100 and len({i.attack_type for i in chosen}) == 12
+    agents = [scripted_agent(a) for a in AGENTS]
+    differ = []
+    with ServerPool() as servers:
+        for n, inst in enumerate(chosen):
+            with tempfile.TemporaryDirectory() as ws:
+                ep = run_instance(agents[n % 3], inst, ws, information=data.information, pool=servers)
+            ours, theirs = (
+                score_episode(ep, "msb-2026"),
+                authors_score(AUTHORS, ep, write_authors_log, output_stem),
+            )
+            if ours != theirs:
+                differ.append((ep.log_name, ours, theirs))
+    assert differ == []

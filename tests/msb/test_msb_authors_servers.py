@@ -55,22 +55,40 @@ def _theirs(variant, attack_type, goal, info, ws):
     )
 
 
-@pytest.mark.parametrize(
-    "variant,attack_type,goal",
-    [
-        ("benign", "prompt_injection", "modify_data"),
-        ("name_overlap", "name_overlap", "modify_data"),
-        ("preference_manipulation", "preference_manipulation", "obtain_data_information"),
-        ("preference_manipulation", "preference_manipulation-simulated_user", "kill_process"),
-        ("out_of_scope_parameter", "out_of_scope_parameter", "obtain_remote_control_authority"),
-        (
-            "preference_manipulation-out_of_scope_parameter",
-            "preference_manipulation-out_of_scope_parameter",
-            "modify_data",
-        ),
-        ("tool_transfer", "tool_transfer", "obtain_agent_interaction_data"),
-    ],
+GOALS = (
+    "obtain_remote_control_authority",
+    "obtain_data_information",
+    "modify_data",
+    "kill_process",
+    "obtain_agent_interaction_data",
 )
+CASES = [
+    ("benign", "prompt_injection", "modify_data"),
+    ("name_overlap", "name_overlap", "modify_data"),
+    ("preference_manipulation", "preference_manipulation", "obtain_data_information"),
+    ("preference_manipulation", "preference_manipulation-simulated_user", "kill_process"),
+    ("out_of_scope_parameter", "out_of_scope_parameter", "obtain_remote_control_authority"),
+    (
+        "preference_manipulation-out_of_scope_parameter",
+        "preference_manipulation-out_of_scope_parameter",
+        "modify_data",
+    ),
+    ("tool_transfer", "tool_transfer", "obtain_agent_interaction_data"),
+]
+if os.environ.get("MSB_FULL_SERVER_CHECK") == "1":  # every payload-answering type x goal (about 30 s more)
+    CASES += [
+        (v, t, g)
+        for v, t in (
+            ("name_overlap", "name_overlap"),
+            ("preference_manipulation", "preference_manipulation"),
+            ("preference_manipulation", "preference_manipulation-simulated_user"),
+        )
+        for g in GOALS
+        if (v, t, g) not in CASES
+    ]
+
+
+@pytest.mark.parametrize("variant,attack_type,goal", CASES)
 def test_same_tools_and_payloads(variant, attack_type, goal, tmp_path):
     info = "4242" if goal == "kill_process" else "n_o#s_o#l_e#R_t#M_T#m_d"
     theirs, (original, text) = _theirs(variant, attack_type, goal, info, tmp_path)
