@@ -74,6 +74,16 @@ def test_bad_names_are_refused():
 def test_workspace_outside_temp_refused():
     with pytest.raises(ValueError, match="workspace"):
         check_workspace("/")
+    inst = _inst("prompt_injection")
+    with pytest.raises(ValueError, match="workspace"):
+        run_instance(scripted_agent("obedient"), inst, "/")
+    with tempfile.TemporaryDirectory() as ws:
+        bad = {"max_steps": 0, "tool_timeout": -1, "pi_placement": "tool", "wall_limit": 0}
+        for name, value in bad.items():
+            with pytest.raises(ValueError, match=name):
+                run_instance(scripted_agent("obedient"), inst, ws, **{name: value})
+        with pytest.raises(ValueError, match="agent"):
+            run_instance("gpt", inst, ws)
     with tempfile.TemporaryDirectory() as ws:
         assert check_workspace(ws) == Path(ws).resolve()
 

@@ -16,8 +16,9 @@ from typing import Any
 
 from ..evaluation._task import Sample
 from ..evaluation._toolbox import Toolbox, ToolResult
-from ..evaluation.agent import AgentTask, MCPStdioServer, model_identity, play_episode
+from ..evaluation.agent import AgentTask, MCPStdioServer, play_episode
 from ..models import GenerationConfig, LanguageModel
+from ..validation import check_int
 from ._data import Instance, output_stem, rewrite
 from ._spec import (
     CONFIGURE,
@@ -298,8 +299,13 @@ def run_instance(
         raise ValueError(f"pi_placement must be one of {PI_PLACEMENTS}, got {pi_placement!r}")
     if not isinstance(agent, LanguageModel):
         raise ValueError(f"agent must be an iclr26.models.LanguageModel, got {type(agent).__name__}")
+    max_steps = check_int(max_steps, "max_steps", minimum=1)
+    max_new_tokens = check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    for name, v in (("tool_timeout", tool_timeout), ("wall_limit", wall_limit)):
+        if isinstance(v, bool) or not isinstance(v, int | float) or not v > 0:
+            raise ValueError(f"{name} must be a number > 0, got {v!r}")
     ws = check_workspace(workspace)
-    llm = model_identity(agent) if not hasattr(agent, "policy") else agent.name
+    llm = agent.name  # the model name as the authors' log names carry it
     t0 = time.monotonic()
     ep = Episode(instance, llm, max_steps=max_steps)
     task_text, impl, output = prepare_workspace(instance, ws, information or {}, llm)
