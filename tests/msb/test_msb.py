@@ -326,3 +326,27 @@ def test_stratified_100_real_instances_equal_authors_check_result():
             if ours != theirs:
                 differ.append((ep.log_name, ours, theirs))
     assert differ == []
+
+
+@needs_data
+def test_pi_placement_description():
+    data = load_msb(DATA)
+    inst = enumerate_instances(data, attack_types=["prompt_injection"], agents=["llm_enhancement"])[0]
+    out = {}
+    with ServerPool() as pool:
+        for placement in ("system", "description"):
+            with tempfile.TemporaryDirectory() as ws:
+                ep = run_instance(
+                    scripted_agent("obedient"),
+                    inst,
+                    ws,
+                    information=data.information,
+                    pi_placement=placement,
+                    pool=pool,
+                )
+            out[placement] = (
+                ep.messages[0]["content"].count("<INFORMATION>"),
+                score_episode(ep)["attack_success"],
+            )
+    # once after the tool list, or once in each of the two Memory_Tool descriptions
+    assert out == {"system": (1, True), "description": (2, True)}
