@@ -350,3 +350,26 @@ def test_pi_placement_description():
             )
     # once after the tool list, or once in each of the two Memory_Tool descriptions
     assert out == {"system": (1, True), "description": (2, True)}
+
+
+@needs_data
+def test_text_protocol_model_with_malformed_call():
+    from iclr26.models import ScriptedModel
+
+    data = load_msb(DATA)
+    inst = enumerate_instances(data, attack_types=["prompt_injection"], agents=["llm_enhancement"])[0]
+    model = ScriptedModel(
+        [
+            '<tool_call>{"name": "add_memory", "arguments": {"text": </tool_call>',
+            "Final Answer: nothing to do.",
+        ]
+    )
+    with tempfile.TemporaryDirectory() as ws:
+        ep = run_instance(model, inst, ws, information=data.information)
+    assert ep.status == "complete" and len(ep.steps) == 2
+    assert ep.steps[0]["calls"] == [] and "could not be read" in ep.messages[3]["content"]
+    assert score_episode(ep) == {
+        "attack_success": False,
+        "mixed_attack_success": False,
+        "user_task_success": False,
+    }
