@@ -168,7 +168,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "msb",
         "agent security",
-        "planned",
+        "partial",
         "MCP security benchmark: attacks on planning, tool invocation and response handling of agents.",
     ),
     _E(
