@@ -1,0 +1,201 @@
+"""Head activations, causal indirect effects (activation patching), head vectors and steering.
+
+Conventions of activation-patching libraries: activations ``[prompt, layer, head, d_head]`` of the
+attention output *before* ``o_proj`` at the last token; head ids ``(layer, head)``.
+
+References: Todd et al., "Function Vectors in Large Language Models", ICLR 2024 (CIE, FV);
+Opiełka et al., "Do LLMs represent concepts abstractly?" ICLR 2026 (CV, steering, KL).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+
+from ._model import LastTokenRun, decoder_layers, encode_batch, first_token_ids, geometry, o_proj_hook
+
+
+def _torch():
+    import torch
+
+    return torch
+
+
+def _batches(items: Sequence, size: int):
+    for start in range(0, len(items), size):
+        yield start, items[start : start + size]
+
+
+def collect_activations(model, prompts: Sequence[str], batch_size: int) -> np.ndarray:
+    """``(N, L, H, d_head)`` float32 ``o_proj`` inputs at each prompt's last token."""
+    torch = _torch()
+    g = geometry(model)
+    out = np.zeros((len(prompts), g.n_layers, g.n_heads, g.d_head), dtype=np.float32)
+    for start, chunk in _batches(prompts, batch_size):
+        ids, mask, pos = encode_batch(model, chunk)
+        grabbed: list = [None] * g.n_layers
+
+        def grab(layer, store=grabbed):
+            def fn(z):
+                store[layer] = z[:, -1].float().cpu().numpy()
+                return z
+
+            return fn
+
+        hooks = [o_proj_hook(model, i, grab(i)) for i in range(g.n_layers)]
+        try:
+            with torch.inference_mode():
+                model.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1)
+        finally:
+            for h in hooks:
+                h.remove()
+        stacked = np.stack(grabbed, axis=1)  # (B, L, H * d_head)
+        out[start : start + len(chunk)] = stacked.reshape(len(chunk), g.n_layers, g.n_heads, g.d_head)
+    return out
+
+
+def _score(logprobs, targets, metric: str):
+    """Per-row target score from ``(R, V)`` log-probabilities: log-prob or probability."""
+    torch = _torch()
+    lp = logprobs[torch.arange(len(targets)), targets]
+    return lp if metric == "logprob" else lp.exp()
+
+
+def cie_cached(model, means, corrupted, targets, metric: str, layers, batch_size: int) -> np.ndarray:
+    """Fast CIE: one forward pass per corrupted batch, then all heads of a layer as one last-token batch.
+
+    ``means``: ``(L, H, d_head)`` clean mean activations; returns ``(L, H)`` (NaN outside ``layers``).
+    """
+    torch = _torch()
+    g = geometry(model)
+    total = np.zeros((g.n_layers, g.n_heads))
+    mean_t = torch.as_tensor(means, dtype=torch.float32)
+    diag = torch.arange(g.n_heads)
+    for start, chunk in _batches(corrupted, batch_size):
+        run = LastTokenRun(model, chunk)
+        b = len(chunk)
+        tgt = torch.as_tensor(targets[start : start + b])
+        base = _score(torch.log_softmax(run.logits, -1), tgt, metric)
+        tgt_rep = tgt.repeat_interleave(g.n_heads)
+        for layer in layers:
+
+            def patch(z, layer=layer, b=b):
+                z = z.view(b, g.n_heads, g.n_heads, g.d_head).clone()
+                z[:, diag, diag] = mean_t[layer].to(z.dtype)
+                return z.view(b * g.n_heads, -1)
+
+            h = run.resid[layer].repeat_interleave(g.n_heads, dim=0)
+            lp = run.run_from(layer, h, rep=g.n_heads, patch=patch)
+            eff = _score(lp, tgt_rep, metric).view(b, g.n_heads) - base[:, None]
+            total[layer] += eff.sum(0).double().cpu().numpy()
+    out = np.full((g.n_layers, g.n_heads), np.nan)
+    out[list(layers)] = total[list(layers)] / len(corrupted)
+    return out
+
+
+def cie_naive(model, means, corrupted, targets, metric: str, layers, batch_size: int) -> np.ndarray:
+    """Reference CIE: one full forward pass per (layer, head, batch), patching with an ``o_proj`` hook."""
+    torch = _torch()
+    g = geometry(model)
+    out = np.full((g.n_layers, g.n_heads), np.nan)
+    mean_t = torch.as_tensor(means, dtype=torch.float32)
+    for layer in layers:
+        out[layer] = 0.0
+    for start, chunk in _batches(corrupted, batch_size):
+        ids, mask, pos = encode_batch(model, chunk)
+        tgt = torch.as_tensor(targets[start : start + len(chunk)])
+
+        def forward(ids=ids, mask=mask, pos=pos, tgt=tgt):
+            with torch.inference_mode():
+                out = model.model(input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1)
+            return _score(torch.log_softmax(out.logits[:, -1].float(), -1), tgt, metric)
+
+        base = forward()
+        for layer in layers:
+            for head in range(g.n_heads):
+                sl = slice(head * g.d_head, (head + 1) * g.d_head)
+
+                def patch(z, layer=layer, head=head, sl=sl):
+                    z = z.clone()
+                    z[:, -1, sl] = mean_t[layer, head].to(z.dtype)
+                    return z
+
+                handle = o_proj_hook(model, layer, patch)
+                try:
+                    out[layer, head] += (forward() - base).sum().item()
+                finally:
+                    handle.remove()
+    out[list(layers)] /= len(corrupted)
+    return out
+
+
+def vector_from_heads(
+    model, acts: np.ndarray, heads: Sequence[tuple[int, int]], per_item: bool
+) -> np.ndarray:
+    """Sum over layers of ``o_proj`` applied to the (mean) activations with all other heads zeroed."""
+    torch = _torch()
+    g = geometry(model)
+    layers = decoder_layers(model)
+    z = acts if per_item else acts.mean(axis=0, keepdims=True)
+    keep = np.zeros((g.n_layers, g.n_heads), dtype=bool)
+    for layer, head in heads:
+        keep[layer, head] = True
+    vec = torch.zeros((z.shape[0], g.d_model))
+    with torch.inference_mode():
+        for layer in np.flatnonzero(keep.any(axis=1)):
+            masked = torch.as_tensor(z[:, layer] * keep[layer][None, :, None]).reshape(z.shape[0], -1)
+            proj = layers[layer].self_attn.o_proj
+            vec += proj(masked.to(proj.weight.dtype)).float()
+    out = vec.numpy().astype(np.float32)
+    return out if per_item else out[0]
+
+
+def steer_cached(model, prompts, vector: np.ndarray, layers, alpha: float, batch_size: int) -> np.ndarray:
+    """Next-token probabilities ``(len(layers), N, V)`` with ``alpha * vector`` added after each layer."""
+    torch = _torch()
+    g = geometry(model)
+    vec = torch.as_tensor(np.broadcast_to(vector, (len(prompts), g.d_model)).copy())
+    out = None
+    for start, chunk in _batches(prompts, batch_size):
+        run = LastTokenRun(model, chunk)
+        v = vec[start : start + len(chunk)]
+        for j, layer in enumerate(layers):
+            h_next = run.resid[layer + 1]
+            lp = run.run_from(layer + 1, h_next + alpha * v.to(h_next.dtype))
+            probs = lp.exp().cpu().numpy()
+            if out is None:
+                out = np.zeros((len(layers), len(prompts), probs.shape[1]), dtype=np.float32)
+            out[j, start : start + len(chunk)] = probs
+    return out
+
+
+def steer_naive(model, prompts, vector: np.ndarray, layer: int, alpha: float) -> np.ndarray:
+    """Reference steering: the full prompt re-run with a forward hook adding to the layer's last token."""
+    torch = _torch()
+    g = geometry(model)
+    ids, mask, pos = encode_batch(model, prompts)
+    vec = torch.as_tensor(np.broadcast_to(vector, (len(prompts), g.d_model)).copy())
+
+    def hook(_module, _args, output):
+        h = output[0] if isinstance(output, tuple) else output
+        h = h.clone()
+        h[:, -1] += alpha * vec.to(h.dtype)
+        return (h,) + tuple(output[1:]) if isinstance(output, tuple) else h
+
+    handle = decoder_layers(model)[layer].register_forward_hook(hook)
+    try:
+        with torch.inference_mode():
+            logits = model.model(
+                input_ids=ids, attention_mask=mask, position_ids=pos, logits_to_keep=1
+            ).logits
+    finally:
+        handle.remove()
+    return torch.softmax(logits[:, -1].float(), -1).numpy()
+
+
+def target_ids(model, targets) -> np.ndarray:
+    """Token ids from strings (first token of each) or integers."""
+    if len(targets) and isinstance(targets[0], str):
+        return first_token_ids(model, targets)
+    return np.asarray(targets, dtype=np.int64)
