@@ -37,12 +37,14 @@ __all__ = [
     "build_prompts",
     "dataset_seed",
     "delta_p",
+    "first_token_ids",
     "head_activations",
     "head_rsa",
     "head_vector",
     "indirect_effects",
     "kl_between",
     "steer",
+    "Steerer",
     "top_heads",
 ]
 
@@ -69,6 +71,12 @@ def _check_layers(model, layers) -> list[int]:
         check_int(int(x) if isinstance(x, np.integer) else x, "layers", minimum=0, maximum=n - 1)
         for x in layers
     ]
+
+
+def first_token_ids(model, completions: Sequence[str]) -> np.ndarray:
+    """Token id of each completion's first token, the completion tokenised alone (the authors' targets)."""
+    geometry(model)
+    return _heads.target_ids(model, _check_prompts(completions, "completions"))
 
 
 def head_activations(model, prompts: Sequence[str], batch_size: int = 8) -> np.ndarray:
@@ -127,6 +135,7 @@ def indirect_effects(
     layers: Sequence[int] | None = None,
     batch_size: int = 8,
     method: str = "cached",
+    per_prompt: bool = False,
 ) -> np.ndarray:
     """Causal indirect effect of each head: patch its clean mean into corrupted prompts.
 
@@ -143,9 +152,11 @@ def indirect_effects(
         method: ``"cached"`` runs each corrupted batch once and re-runs only the last token from
             layer ℓ with the heads of ℓ patched as one batch; ``"naive"`` runs one full forward pass per
             head (reference). They agree to 1e-5.
+        per_prompt: return each corrupted prompt's effect ``(N, n_layers, n_heads)`` (for intervals
+            over prompts) instead of the mean.
 
     Returns:
-        ``(n_layers, n_heads)`` float64.
+        ``(n_layers, n_heads)`` float64 (mean over prompts).
     """
     geometry(model)
     clean = _check_prompts(clean, "clean")
@@ -160,7 +171,8 @@ def indirect_effects(
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     means = _heads.collect_activations(model, clean, batch_size).mean(axis=0)
     fn = _heads.cie_cached if method == "cached" else _heads.cie_naive
-    return fn(model, means, corrupted, tgt, metric, _check_layers(model, layers), batch_size)
+    effects = fn(model, means, corrupted, tgt, metric, _check_layers(model, layers), batch_size)
+    return effects if per_prompt else effects.mean(axis=0)
 
 
 def head_vector(model, acts, heads: Sequence[tuple[int, int]], per_item: bool = False) -> np.ndarray:
@@ -187,41 +199,52 @@ def head_vector(model, acts, heads: Sequence[tuple[int, int]], per_item: bool = 
     return _heads.vector_from_heads(model, arr, checked, bool(per_item))
 
 
-def steer(
-    model,
-    prompts: Sequence[str],
-    vector,
-    layer: int | Sequence[int],
-    alpha: float = 1.0,
-    batch_size: int = 8,
-) -> np.ndarray:
-    """Next-token distributions with ``alpha * vector`` added to the residual stream after ``layer``.
+class Steerer:
+    """Steer one set of prompts repeatedly: each batch runs once, each steering re-runs the last token.
 
-    The addition is at each prompt's last token (the authors' ``hidden_states[:, -1] += vector``). Each
-    batch runs once; every layer's intervention then re-runs only the last token from the next layer
-    on, over the cached keys/values of the prompt (equal to re-running the whole prompt).
-
-    Args:
-        vector: ``(d_model,)`` or one per prompt ``(N, d_model)``.
-        layer: one layer, or a sequence of layers.
-
-    Returns:
-        float32 probabilities ``(N, V)`` for one layer, ``(len(layer), N, V)`` for a sequence.
+    ``Steerer(model, prompts)(vector, layer, alpha)`` adds ``alpha * vector`` to the residual stream
+    after ``layer`` at each prompt's last token (the authors' ``hidden_states[:, -1] += vector``) and
+    returns the next-token distributions. Only the last token is recomputed, from ``layer + 1`` on,
+    over the cached keys/values of the prompt (equal to re-running the whole prompt, tested to 1e-5).
     """
-    g = geometry(model)
-    prompts = _check_prompts(prompts)
-    vec = check_array(vector, "vector", ndim=None, dtype=np.float32)
-    if vec.shape not in ((g.d_model,), (len(prompts), g.d_model)):
-        raise ValueError(
-            f"vector must have shape ({g.d_model},) or ({len(prompts)}, {g.d_model}), got {vec.shape}"
-        )
-    single = isinstance(layer, int | np.integer)
-    layers = _check_layers(model, [layer] if single else layer)
-    alpha = float(check_array([alpha], "alpha", ndim=1)[0])
-    out = _heads.steer_cached(
-        model, prompts, vec, layers, alpha, check_int(batch_size, "batch_size", minimum=1)
-    )
-    return out[0] if single else out
+
+    def __init__(self, model, prompts: Sequence[str], batch_size: int = 8):
+        self._geo = geometry(model)
+        self._prompts = _check_prompts(prompts)
+        self._model = model
+        self._runs = _heads.SteerRuns(model, self._prompts, check_int(batch_size, "batch_size", minimum=1))
+
+    def base(self) -> np.ndarray:
+        """Unsteered next-token probabilities ``(N, V)`` float32."""
+        return self._runs.base()
+
+    def __call__(self, vector, layer: int | Sequence[int], alpha: float = 1.0) -> np.ndarray:
+        """Probabilities ``(N, V)`` for one layer, ``(len(layer), N, V)`` for a sequence of layers.
+
+        Args:
+            vector: ``(d_model,)`` or one per prompt ``(N, d_model)``.
+            layer: the layer(s) after which the vector is added.
+            alpha: the steering weight.
+        """
+        d, n = self._geo.d_model, len(self._prompts)
+        vec = check_array(vector, "vector", ndim=None, dtype=np.float32)
+        if vec.shape not in ((d,), (n, d)):
+            raise ValueError(f"vector must have shape ({d},) or ({n}, {d}), got {vec.shape}")
+        single = isinstance(layer, int | np.integer)
+        layers = _check_layers(self._model, [layer] if single else layer)
+        alpha = float(check_array([alpha], "alpha", ndim=1)[0])
+        out = self._runs(vec, layers, alpha)
+        return out[0] if single else out
+
+
+def steer(
+    model, prompts: Sequence[str], vector, layer: int | Sequence[int], alpha: float = 1.0, batch_size: int = 8
+):
+    """Next-token distributions of ``prompts`` steered by ``alpha * vector`` after ``layer``.
+
+    One-shot form of :class:`Steerer` (see there); returns ``(N, V)`` or ``(len(layer), N, V)``.
+    """
+    return Steerer(model, prompts, batch_size)(vector, layer, alpha)
 
 
 def delta_p(probs, base_probs, targets) -> np.ndarray:

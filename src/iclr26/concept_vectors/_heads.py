@@ -65,11 +65,12 @@ def _score(logprobs, targets, metric: str):
 def cie_cached(model, means, corrupted, targets, metric: str, layers, batch_size: int) -> np.ndarray:
     """Fast CIE: one forward pass per corrupted batch, then all heads of a layer as one last-token batch.
 
-    ``means``: ``(L, H, d_head)`` clean mean activations; returns ``(L, H)`` (NaN outside ``layers``).
+    ``means``: ``(L, H, d_head)`` clean mean activations; returns per-prompt effects ``(N, L, H)``
+    (NaN outside ``layers``).
     """
     torch = _torch()
     g = geometry(model)
-    total = np.zeros((g.n_layers, g.n_heads))
+    out = np.full((len(corrupted), g.n_layers, g.n_heads), np.nan)
     mean_t = torch.as_tensor(means, dtype=torch.float32)
     diag = torch.arange(g.n_heads)
     for start, chunk in _batches(corrupted, batch_size):
@@ -88,20 +89,16 @@ def cie_cached(model, means, corrupted, targets, metric: str, layers, batch_size
             h = run.resid[layer].repeat_interleave(g.n_heads, dim=0)
             lp = run.run_from(layer, h, rep=g.n_heads, patch=patch)
             eff = _score(lp, tgt_rep, metric).view(b, g.n_heads) - base[:, None]
-            total[layer] += eff.sum(0).double().cpu().numpy()
-    out = np.full((g.n_layers, g.n_heads), np.nan)
-    out[list(layers)] = total[list(layers)] / len(corrupted)
+            out[start : start + b, layer] = eff.double().cpu().numpy()
     return out
 
 
 def cie_naive(model, means, corrupted, targets, metric: str, layers, batch_size: int) -> np.ndarray:
-    """Reference CIE: one full forward pass per (layer, head, batch), patching with an ``o_proj`` hook."""
+    """Reference CIE ``(N, L, H)``: one full forward pass per (layer, head, batch), patched by a hook."""
     torch = _torch()
     g = geometry(model)
-    out = np.full((g.n_layers, g.n_heads), np.nan)
+    out = np.full((len(corrupted), g.n_layers, g.n_heads), np.nan)
     mean_t = torch.as_tensor(means, dtype=torch.float32)
-    for layer in layers:
-        out[layer] = 0.0
     for start, chunk in _batches(corrupted, batch_size):
         ids, mask, pos = encode_batch(model, chunk)
         tgt = torch.as_tensor(targets[start : start + len(chunk)])
@@ -123,10 +120,9 @@ def cie_naive(model, means, corrupted, targets, metric: str, layers, batch_size:
 
                 handle = o_proj_hook(model, layer, patch)
                 try:
-                    out[layer, head] += (forward() - base).sum().item()
+                    out[start : start + len(chunk), layer, head] = (forward() - base).double().numpy()
                 finally:
                     handle.remove()
-    out[list(layers)] /= len(corrupted)
     return out
 
 
@@ -151,23 +147,34 @@ def vector_from_heads(
     return out if per_item else out[0]
 
 
-def steer_cached(model, prompts, vector: np.ndarray, layers, alpha: float, batch_size: int) -> np.ndarray:
-    """Next-token probabilities ``(len(layers), N, V)`` with ``alpha * vector`` added after each layer."""
-    torch = _torch()
-    g = geometry(model)
-    vec = torch.as_tensor(np.broadcast_to(vector, (len(prompts), g.d_model)).copy())
-    out = None
-    for start, chunk in _batches(prompts, batch_size):
-        run = LastTokenRun(model, chunk)
-        v = vec[start : start + len(chunk)]
-        for j, layer in enumerate(layers):
-            h_next = run.resid[layer + 1]
-            lp = run.run_from(layer + 1, h_next + alpha * v.to(h_next.dtype))
-            probs = lp.exp().cpu().numpy()
-            if out is None:
-                out = np.zeros((len(layers), len(prompts), probs.shape[1]), dtype=np.float32)
-            out[j, start : start + len(chunk)] = probs
-    return out
+class SteerRuns:
+    """Each batch of ``prompts`` run once; steering re-runs only the last token (:class:`LastTokenRun`)."""
+
+    def __init__(self, model, prompts: Sequence[str], batch_size: int):
+        self.model = model
+        self.n = len(prompts)
+        self.runs = [(start, LastTokenRun(model, chunk)) for start, chunk in _batches(prompts, batch_size)]
+
+    def base(self) -> np.ndarray:
+        """Unsteered next-token probabilities ``(N, V)``."""
+        torch = _torch()
+        return np.concatenate([torch.softmax(run.logits, -1).numpy() for _, run in self.runs])
+
+    def __call__(self, vector: np.ndarray, layers: Sequence[int], alpha: float) -> np.ndarray:
+        """Probabilities ``(len(layers), N, V)`` with ``alpha * vector`` added after each layer."""
+        torch = _torch()
+        d_model = geometry(self.model).d_model
+        vec = torch.as_tensor(np.broadcast_to(vector, (self.n, d_model)).copy())
+        out = None
+        for start, run in self.runs:
+            v = vec[start : start + run.batch]
+            for j, layer in enumerate(layers):
+                h = run.resid[layer + 1]
+                probs = run.run_from(layer + 1, h + alpha * v.to(h.dtype)).exp().numpy()
+                if out is None:
+                    out = np.zeros((len(layers), self.n, probs.shape[1]), dtype=np.float32)
+                out[j, start : start + run.batch] = probs
+        return out
 
 
 def steer_naive(model, prompts, vector: np.ndarray, layer: int, alpha: float) -> np.ndarray:

@@ -20,7 +20,7 @@ import numpy as np
 
 from ..validation import check_in, check_int
 
-FORMATS = ("open_ended", "mc_letter", "mc_word")
+FORMATS = ("open_ended", "mc_letter", "mc_word", "arrow")
 _LETTERS = ("a", "b", "c", "d")
 
 
@@ -92,10 +92,16 @@ def dataset_seed(dataset_id: str, seed: int = 0) -> int:
     return (h + (seed if seed else 0)) % (2**32 - 1)
 
 
-def _open_ended(pairs, padded_space: bool = True) -> tuple[str, str]:
-    """``ICLSequence``: ``"Q: x\\nA: y"`` blocks joined by blank lines, the last answer cut off."""
+def _open_ended(pairs, padded_space: bool = True, arrow: bool = False) -> tuple[str, str]:
+    """``ICLSequence``: ``"Q: x\\nA: y"`` blocks joined by blank lines, the last answer cut off.
+
+    ``arrow=True`` is our second open-ended template (not the authors'): ``"x -> y"`` lines.
+    """
     completion = " " + pairs[-1][1] if padded_space else pairs[-1][1]
-    text = "\n\n".join(f"Q: {x}\nA: {y}" for x, y in pairs)
+    if arrow:
+        text = "\n".join(f"{x} -> {y}" for x, y in pairs)
+    else:
+        text = "\n\n".join(f"Q: {x}\nA: {y}" for x, y in pairs)
     return text[: -len(completion)], completion
 
 
@@ -156,7 +162,8 @@ def build_prompts(
         n: number of prompts.
         n_shots: demonstrations per prompt (the authors' ``n_train``); ``n_shots + 1`` distinct pairs are
             drawn per prompt, so ``n_shots < len(task)``.
-        fmt: ``"open_ended"`` (``Q: x\\nA: y``), ``"mc_letter"`` or ``"mc_word"`` (four options).
+        fmt: ``"open_ended"`` (``Q: x\\nA: y``), ``"mc_letter"`` or ``"mc_word"`` (four options), or
+            ``"arrow"``, our second open-ended template (``x -> y`` lines; not in the authors' code).
         seed: base seed; prompt ``i`` re-seeds with ``seed + i``. The authors' experiments use
             ``dataset_seed(dataset_id, 42)``.
         corrupted: replace each demonstration's answer by a random word of the dataset (inputs and
@@ -192,8 +199,8 @@ def build_prompts(
         if corrupted:
             for pair in pairs[:-1]:
                 pair[1] = str(rs.choice(words))
-        if fmt == "open_ended":
-            text, completion = _open_ended(pairs, padded_space)
+        if fmt in ("open_ended", "arrow"):
+            text, completion = _open_ended(pairs, padded_space, arrow=fmt == "arrow")
         else:
             text, completion = _multiple_choice(
                 rs, pairs, outputs, seed + i, fmt == "mc_letter", padded_space
