@@ -318,7 +318,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "concept-vectors",
         "interpretability",
-        "partial",
+        "implemented",
         "Concept vectors: attention heads chosen by RSA that encode concepts across input formats.",
         budget_s=90.0,
         budget_reason="SmolLM2-135M forward passes on CPU: 72 head-activation prompts (24 multiple-choice "
