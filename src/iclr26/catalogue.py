@@ -321,8 +321,12 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "concept-vectors",
         "interpretability",
-        "planned",
+        "implemented",
         "Concept vectors: attention heads chosen by RSA that encode concepts across input formats.",
+        budget_s=90.0,
+        budget_reason="SmolLM2-135M forward passes on CPU: 72 head-activation prompts (24 multiple-choice "
+        "of ~220 tokens), CIE on 24 prompts x 9 layers, 24 AmbiguousICL prompts steered at 9 layers x "
+        "3 weights (47 CPU-s measured)",
     ),
     _E(
         "indicvisionbench",
