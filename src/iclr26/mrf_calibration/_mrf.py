@@ -183,17 +183,19 @@ def chain(d, lo, hi, w_in, steps: int, update: str):
     return _chain_function().apply(d, lo, hi, c0, dc, steps, update == "authors")
 
 
-def _neighbour_sum(q, lo, hi):
-    """``m_i = q_i + lo_i q_{i-1} + hi_i q_{i+1}`` (a new tensor), by fused multiply-adds on slices."""
-    m = q.clone()
+def _neighbour_sum(q, lo, hi, out=None):
+    """``m_i = q_i + lo_i q_{i-1} + hi_i q_{i+1}`` (into ``out``, else a new tensor), by fused
+    multiply-adds on slices."""
+    m = q.clone() if out is None else out.copy_(q)
     m[:, 1:].addcmul_(lo[:, 1:], q[:, :-1])
     m[:, :-1].addcmul_(hi[:, :-1], q[:, 1:])
     return m
 
 
-def _neighbour_sum_adjoint(g, lo, hi):
-    """The transpose of :func:`_neighbour_sum`: ``g_j + lo_{j+1} g_{j+1} + hi_{j-1} g_{j-1}``."""
-    out = g.clone()
+def _neighbour_sum_adjoint(g, lo, hi, out):
+    """The transpose of :func:`_neighbour_sum`, into ``out``:
+    ``g_j + lo_{j+1} g_{j+1} + hi_{j-1} g_{j-1}``."""
+    out.copy_(g)
     out[:, :-1].addcmul_(lo[:, 1:], g[:, 1:])
     out[:, 1:].addcmul_(hi[:, :-1], g[:, :-1])
     return out
@@ -219,18 +221,29 @@ def _chain_function():
     class _Chain(torch.autograd.Function):
         @staticmethod
         def forward(ctx, d, lo, hi, c0, dc, steps, compounding):
-            q, p = d, 1.0 - d
+            # training keeps every step's beliefs for the backward pass; inference reuses four buffers
+            keep = any(ctx.needs_input_grad)
+            q, p = d.clone(), 1.0 - d
             s_c0 = (lo + 1.0 + hi).mul_(c0)
             log0 = _log_odds(q, p).sub_(s_c0)
             qs, ps = [q], [p]
+            m, u, tmp = torch.empty_like(d), torch.empty_like(d), torch.empty_like(d)
             for step in range(steps):
-                base = _log_odds(q, p).sub_(s_c0) if compounding and step > 0 else log0
-                u = torch.addcmul(base, _neighbour_sum(q, lo, hi), dc, value=-1.0)
-                q = torch.sigmoid(u)
-                p = torch.sigmoid(u.neg_())
-                qs.append(q)
-                ps.append(p)
-            ctx.save_for_backward(lo, hi, dc, *qs, *ps)
+                _neighbour_sum(q, lo, hi, out=m)
+                if compounding and step > 0:  # the previous step's log-odds (step 0: the initial ones)
+                    torch.add(q, EPS, out=u).div_(torch.add(p, EPS, out=tmp)).log_().sub_(s_c0)
+                else:
+                    u.copy_(log0)
+                u.addcmul_(m, dc, value=-1.0)
+                if keep:
+                    q, p = torch.sigmoid(u), torch.sigmoid(u.neg_())
+                    qs.append(q)
+                    ps.append(p)
+                else:
+                    torch.sigmoid(u, out=q)
+                    torch.sigmoid(u.neg_(), out=p)
+            if keep:
+                ctx.save_for_backward(lo, hi, dc, *qs, *ps)
             ctx.compounding = compounding
             return q
 
@@ -239,23 +252,28 @@ def _chain_function():
             lo, hi, dc, *beliefs = ctx.saved_tensors
             half = len(beliefs) // 2
             qs, ps = beliefs[:half], beliefs[half:]
-            weights = lo + 1.0 + hi
+            weights = (lo + 1.0 + hi).reshape(-1)
+            g_u, m, tmp = torch.empty_like(grad_q), torch.empty_like(grad_q), torch.empty_like(grad_q)
+            g_q_buf, g_p_buf = torch.empty_like(grad_q), torch.empty_like(grad_q)
             g_q, g_p = grad_q, None
             grad_c0 = torch.zeros((), dtype=grad_q.dtype)
             grad_dc = torch.zeros((), dtype=grad_q.dtype)
             for k in range(half - 2, -1, -1):
-                g_u = g_q.clone() if g_p is None else g_q - g_p
+                if g_p is None:
+                    g_u.copy_(g_q)
+                else:
+                    torch.sub(g_q, g_p, out=g_u)
                 g_u.mul_(qs[k + 1]).mul_(ps[k + 1])
                 flat = g_u.reshape(-1)
-                grad_c0 -= torch.dot(flat, weights.reshape(-1))
-                grad_dc -= torch.dot(flat, _neighbour_sum(qs[k], lo, hi).reshape(-1))
+                grad_c0 -= torch.dot(flat, weights)
+                grad_dc -= torch.dot(flat, _neighbour_sum(qs[k], lo, hi, out=m).reshape(-1))
                 if k == 0:  # the initial beliefs are data
                     break
-                g_q = _neighbour_sum_adjoint(g_u, lo, hi).mul_(-dc)
+                g_q = _neighbour_sum_adjoint(g_u, lo, hi, out=g_q_buf).mul_(-dc)
                 g_p = None
                 if ctx.compounding:
-                    g_q.addcdiv_(g_u, qs[k] + EPS)
-                    g_p = torch.div(g_u, ps[k] + EPS).neg_()
+                    g_q.addcdiv_(g_u, torch.add(qs[k], EPS, out=tmp))
+                    g_p = torch.div(g_u, torch.add(ps[k], EPS, out=tmp), out=g_p_buf).neg_()
             return None, None, None, grad_c0, grad_dc, None, None
 
     return _Chain
