@@ -285,8 +285,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "mrf-calibration",
         "LLM methods",
-        "partial",
+        "implemented",
         "Calibrating token-level scores of metric-based machine-generated-text detectors.",
+        budget_s=100.0,
+        budget_reason="the first run generates the embedded corpus with SmolLM2 and scores it (about 49 s, "
+        "cached in $ICLR26_CACHE afterwards); a warm run takes about 40 s",
     ),
     _E(
         "prefixmemory-tuning",
