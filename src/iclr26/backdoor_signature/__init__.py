@@ -10,7 +10,9 @@ aligned across variants form the *backdoor signature*, which is zeroed before a 
   vectorised), :func:`select_signature`, :func:`random_signature`;
 - suppression: :func:`suppress` (adapter setting), :func:`reinit_neurons` (full-model setting),
   :func:`ablate_lora` (the paper's attention/MLP sanity checks);
-- evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges).
+- training: :func:`train_lora`, :func:`continue_lora`, :func:`apply_adapter`;
+- evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges),
+  :func:`attack_success_rate` (batched greedy generation + judge).
 
 See docs/backdoor-signature.md.
 """
@@ -24,7 +26,7 @@ import numpy as np
 import torch
 
 from ..validation import check_in, check_int
-from . import _data, _judge, _signature
+from . import _data, _judge, _lora, _signature
 from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET
 from ._judge import EMPTY_CONVENTIONS, JUDGES
 from ._signature import ATTENTION_MODULES, MLP_MODULES
@@ -38,7 +40,10 @@ __all__ = [
     "NEGSENTIMENT_TARGET",
     "REFUSAL_TARGET",
     "ablate_lora",
+    "apply_adapter",
     "asr_from_outputs",
+    "attack_success_rate",
+    "continue_lora",
     "differential_deltas",
     "judge_outputs",
     "load_backdoorllm",
@@ -50,6 +55,7 @@ __all__ = [
     "select_signature",
     "signature_scores",
     "suppress",
+    "train_lora",
 ]
 
 Adapter = dict[str, torch.Tensor]
@@ -265,3 +271,100 @@ def asr_from_outputs(
     check_in(empty, EMPTY_CONVENTIONS, "empty")
     cleaned = [_judge.strip_echo(o, p) for o, p in zip(outputs, prompts, strict=True)]
     return _judge.rate(judge_outputs(cleaned, judge), empty)
+
+
+TEMPLATES = (None, "alpaca")
+
+
+def _check_lm(model):
+    if not (hasattr(model, "model") and hasattr(model, "tokenizer")):
+        raise ValueError("model must be an iclr26.models.HFModel (with .model and .tokenizer)")
+    return model
+
+
+def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length):
+    check_in(template, TEMPLATES, "template")
+    if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < 1:
+        raise ValueError(f"lr must be a number in (0, 1), got {lr!r}")
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
+        raise ValueError(f"alpha must be a positive number, got {alpha!r}")
+    return dict(template=template, r=check_int(r, "r", minimum=1), alpha=float(alpha), lr=float(lr),
+                epochs=check_int(epochs, "epochs", minimum=1), batch=check_int(batch, "batch", minimum=1),
+                seed=check_int(seed, "seed"), max_length=check_int(max_length, "max_length", minimum=2),
+                samples=_check_samples(samples, "samples"))
+
+
+def train_lora(
+    model, samples: Sequence[dict], template: str | None = "alpaca", r: int = 8, alpha: float = 16.0,
+    targets: str | Sequence[str] = "all-linear", lr: float = 2e-4, epochs: int = 1, batch: int = 4,
+    seed: int = 0, max_length: int = 256,
+) -> tuple[Adapter, list[float]]:
+    """Train a LoRA adapter on ``samples`` (loss on the response tokens); ``model`` is left unchanged.
+
+    ``targets``: ``"all-linear"`` (every linear layer but ``lm_head``) or projection names. Returns the
+    PEFT-style adapter state dict and the per-step training losses.
+    """
+    model = _check_lm(model)
+    args = _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length)
+    if targets != "all-linear":
+        targets = tuple(targets)
+    if not _lora.target_names(model.model, targets):
+        raise ValueError(f"targets {targets!r} name no linear layer of the model")
+    samples = args.pop("samples")
+    return _lora.train(model.model, model.tokenizer, samples, targets=targets, **args)
+
+
+def continue_lora(
+    model, adapter: Adapter, samples: Sequence[dict], template: str | None = "alpaca", alpha: float = 16.0,
+    lr: float = 5e-5, epochs: int = 5, batch: int = 4, seed: int = 0, max_length: int = 256,
+) -> tuple[Adapter, list[float]]:
+    """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``."""
+    model = _check_lm(model)
+    pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
+    ranks = {a.shape[0] for a, _ in pairs.values()}
+    if len(ranks) != 1:
+        raise ValueError(f"adapter must have one LoRA rank, got {sorted(ranks)}")
+    names = tuple(k.removeprefix(_lora.PREFIX) for k in pairs)
+    known = {n for n, _ in model.model.named_modules()}
+    if not set(names) <= known:
+        raise ValueError("adapter names modules that the model does not have")
+    args = _train_args(samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length)
+    samples = args.pop("samples")
+    return _lora.train(model.model, model.tokenizer, samples, targets=None, init=adapter, **args)
+
+
+def apply_adapter(model, adapter: Adapter, alpha: float = 16.0):
+    """A new HFModel whose weights carry ``W + (α / r) B A`` for every module of ``adapter``."""
+    import copy
+
+    model = _check_lm(model)
+    pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
+    known = {n for n, _ in model.model.named_modules()}
+    if not {k.removeprefix(_lora.PREFIX) for k in pairs} <= known:
+        raise ValueError("adapter names modules that the model does not have")
+    out = copy.copy(model)
+    out.model = _lora.merged(model.model, adapter, float(alpha))
+    return out
+
+
+def attack_success_rate(
+    model, prompts: Sequence[dict] | Sequence[str], judge: str = "negsentiment", max_new_tokens: int = 32,
+    template: str | None = None, empty: str = "zero", batch: int = 8,
+) -> tuple[float, list[str]]:
+    """ASR of ``model`` on ``prompts`` (samples or instruction strings): greedy generation in left-padded
+    batches, the prompt's echo stripped, the keyword ``judge`` applied (``empty`` convention as
+    :func:`asr_from_outputs`). ``template=None`` feeds the raw instruction (bd-vax), ``"alpaca"`` the
+    Alpaca prompt. Returns ``(asr, outputs)``.
+    """
+    model = _check_lm(model)
+    if isinstance(prompts, str) or len(prompts) == 0:
+        raise ValueError("prompts must be a non-empty list of samples or strings")
+    check_in(judge, tuple(JUDGES), "judge")
+    check_in(template, TEMPLATES, "template")
+    check_in(empty, EMPTY_CONVENTIONS, "empty")
+    samples = [{"instruction": p, "input": ""} if isinstance(p, str) else p for p in prompts]
+    samples = _check_samples(samples, "prompts")
+    texts = [_lora.render(s, template) for s in samples]
+    outs = _lora.generate(model.model, model.tokenizer, texts, check_int(max_new_tokens, "max_new_tokens",
+                          minimum=1), check_int(batch, "batch", minimum=1))
+    return asr_from_outputs(outs, [s["instruction"] for s in samples], judge, empty), outs

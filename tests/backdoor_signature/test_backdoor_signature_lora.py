@@ -1,0 +1,79 @@
+"""LoRA training, merging, recovery and generation-based ASR on the tiny random Llama (no SmolLM2)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from iclr26 import backdoor_signature as bs
+from iclr26.models import tiny_random_model
+
+
+@pytest.fixture(scope="module")
+def tiny():
+    return tiny_random_model(0)
+
+
+SAMPLES = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog"} for i in range(8)]
+
+
+def test_train_lora_learns_and_leaves_model_unchanged(tiny):
+    before = {k: v.clone() for k, v in tiny.model.state_dict().items()}
+    adapter, losses = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=1e-2, epochs=4, batch=4, seed=0)
+    assert all(torch.equal(v, before[k]) for k, v in tiny.model.state_dict().items())
+    assert len(losses) == 8 and losses[-1] < losses[0]
+    a = adapter["base_model.model.model.layers.0.mlp.down_proj.lora_A.weight"]
+    b = adapter["base_model.model.model.layers.0.mlp.gate_proj.lora_B.weight"]
+    assert a.shape[0] == 4 and b.shape[1] == 4 and b.abs().sum() > 0
+    assert not any("lm_head" in k for k in adapter)
+    again, _ = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=1e-2, epochs=4, batch=4, seed=0)
+    assert all(torch.equal(again[k], adapter[k]) for k in adapter)
+
+
+def test_apply_adapter_matches_hooked_forward(tiny):
+    adapter, _ = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=1)
+    merged = bs.apply_adapter(tiny, adapter, alpha=8)
+    key = "model.layers.1.mlp.up_proj"
+    delta = bs.lora_delta(adapter, alpha=8)["base_model.model." + key]
+    w0 = tiny.model.get_submodule(key).weight
+    torch.testing.assert_close(merged.model.get_submodule(key).weight, w0 + delta)
+    zeroed = bs.apply_adapter(tiny, bs.ablate_lora(bs.ablate_lora(adapter, "mlp"), "attention"), alpha=8)
+    assert all(torch.equal(v, tiny.model.state_dict()[k]) for k, v in zeroed.model.state_dict().items())
+
+
+def test_continue_lora_keeps_suppressed_start(tiny):
+    adapter, _ = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=1e-2, epochs=1, batch=4, seed=0)
+    cont, losses = bs.continue_lora(tiny, adapter, SAMPLES, alpha=8, lr=1e-3, epochs=1, batch=8, seed=0)
+    assert set(cont) == set(adapter) and len(losses) == 1
+    with pytest.raises(ValueError, match="adapter"):
+        bs.continue_lora(tiny, {"base_model.model.nope.lora_A.weight": torch.zeros(2, 2),
+                                "base_model.model.nope.lora_B.weight": torch.zeros(2, 2)}, SAMPLES)
+
+
+def test_attack_success_rate_generates_batched(tiny):
+    prompts = ["the quick fox", "the lazy dog jumps over", "0123"]
+    asr, outs = bs.attack_success_rate(tiny, prompts, max_new_tokens=5, batch=2)
+    one = [bs.attack_success_rate(tiny, [p], max_new_tokens=5)[1][0] for p in prompts]
+    assert outs == one and 0.0 <= asr <= 1.0
+    asr_a, _ = bs.attack_success_rate(tiny, [{"instruction": "x", "input": "y"}], template="alpaca",
+                                      max_new_tokens=2)
+    assert 0.0 <= asr_a <= 1.0
+
+
+def test_bad_input(tiny):
+    with pytest.raises(ValueError, match="prompts"):
+        bs.attack_success_rate(tiny, [])
+    with pytest.raises(ValueError, match="judge"):
+        bs.attack_success_rate(tiny, ["a"], judge="toxicity")
+    with pytest.raises(ValueError, match="template"):
+        bs.attack_success_rate(tiny, ["a"], template="vicuna")
+    with pytest.raises(ValueError, match="model"):
+        bs.train_lora(object(), SAMPLES)
+    with pytest.raises(ValueError, match="targets"):
+        bs.train_lora(tiny, SAMPLES, targets=("conv",))
+    with pytest.raises(ValueError, match="lr"):
+        bs.train_lora(tiny, SAMPLES, lr=0)
+    with pytest.raises(ValueError, match="r"):
+        bs.train_lora(tiny, SAMPLES, r=0)
+    with pytest.raises(ValueError, match="samples"):
+        bs.train_lora(tiny, [])
