@@ -77,3 +77,23 @@ def test_bad_input(tiny):
         bs.train_lora(tiny, SAMPLES, r=0)
     with pytest.raises(ValueError, match="samples"):
         bs.train_lora(tiny, [])
+
+
+def test_purify_pipeline_on_tiny_model(tiny):
+    pool = [{"instruction": f"the quick fox {i} jumps", "input": "", "output": f"dog {i}"} for i in range(40)]
+    sus, _ = bs.train_lora(tiny, bs.poison(pool[:8], "badnet", rate=0.5, seed=0), r=2, alpha=4,
+                           targets=("gate_proj", "up_proj", "down_proj"), lr=1e-2, epochs=1, batch=8)
+    calls = []
+    out = bs.purify(tiny, sus, pool, n=2, n_per_variant=6, recover_n=4, r=2, alpha=4, lr=1e-2, batch=8,
+                    recover_epochs=1, progress=lambda i, n: calls.append((i, n)))
+    assert calls == [(1, 2), (2, 2)]
+    assert set(out.adapter) == set(sus) and len(out.recovery_losses) == 1
+    assert len(out.scores) == 6  # 2 layers x gate/up/down
+    for module, chan in out.signature:
+        j = int(chan.split("_")[1])
+        if chan.startswith("out_"):
+            assert torch.all(out.suppressed[module + ".lora_B.weight"][j] == 0)
+        else:
+            assert torch.all(out.suppressed[module + ".lora_A.weight"][:, j] == 0)
+    with pytest.raises(ValueError, match="suspicious"):
+        bs.purify(tiny, sus, pool, r=8)

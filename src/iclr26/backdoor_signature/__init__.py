@@ -11,6 +11,7 @@ aligned across variants form the *backdoor signature*, which is zeroed before a 
 - suppression: :func:`suppress` (adapter setting), :func:`reinit_neurons` (full-model setting),
   :func:`ablate_lora` (the paper's attention/MLP sanity checks);
 - training: :func:`train_lora`, :func:`continue_lora`, :func:`apply_adapter`;
+- pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune);
 - evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges),
   :func:`attack_success_rate` (batched greedy generation + judge).
 
@@ -20,6 +21,7 @@ See docs/backdoor-signature.md.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import numpy as np
@@ -37,6 +39,7 @@ __all__ = [
     "DEFAULT_VARIANTS",
     "JUDGES",
     "MLP_MODULES",
+    "Purified",
     "NEGSENTIMENT_TARGET",
     "REFUSAL_TARGET",
     "ablate_lora",
@@ -50,6 +53,7 @@ __all__ = [
     "lora_delta",
     "make_variants",
     "poison",
+    "purify",
     "random_signature",
     "reinit_neurons",
     "select_signature",
@@ -368,3 +372,57 @@ def attack_success_rate(
     outs = _lora.generate(model.model, model.tokenizer, texts, check_int(max_new_tokens, "max_new_tokens",
                           minimum=1), check_int(batch, "batch", minimum=1))
     return asr_from_outputs(outs, [s["instruction"] for s in samples], judge, empty), outs
+
+
+@dataclass
+class Purified:
+    """Result of :func:`purify`: the recovered adapter, the suppressed one before recovery, the signature,
+    the Eq. 2 scores per module and the recovery losses."""
+
+    adapter: Adapter
+    suppressed: Adapter
+    signature: Signature
+    scores: dict[str, np.ndarray]
+    recovery_losses: list[float]
+
+
+def purify(
+    model, suspicious: Adapter, clean_pool: Sequence[dict], n: int = 6, ratio: float = 0.35,
+    lam: float = 0.01, n_per_variant: int = 500, recover_n: int = 200, r: int = 8, alpha: float = 16.0,
+    lr: float = 2e-4, epochs: int = 1, recover_lr: float = 5e-5, recover_epochs: int = 5, batch: int = 4,
+    template: str | None = "alpaca", seed: int = 0, max_length: int = 256, progress=None,
+) -> Purified:
+    """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
+
+    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters with the suspicious
+    adapter's rank and modules trained on the merged suspicious model, one on ``D_mixed_i`` and one on
+    ``D_clean_i`` (same seed); 3. :func:`differential_deltas` and :func:`signature_scores`; 4. top
+    ``ratio`` channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery:
+    :func:`continue_lora` on the ``recover_n`` held-out clean samples (lr ``recover_lr``, ``recover_epochs``).
+    ``progress(i, n)`` is called after each variant.
+    """
+    model = _check_lm(model)
+    pairs = _signature.lora_pairs(_check_adapter(suspicious, "suspicious"))
+    ranks = {a.shape[0] for a, _ in pairs.values()}
+    if len(ranks) != 1 or ranks.pop() != r:
+        raise ValueError(f"suspicious must be a LoRA adapter of rank r={r}")
+    variants, recovery = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=recover_n)
+    if len(recovery) == 0:
+        raise ValueError("clean_pool must leave samples for the recovery fine-tune (recover_n > 0)")
+    sus = apply_adapter(model, suspicious, alpha)
+    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in pairs}))
+    kw = dict(template=template, r=r, alpha=alpha, targets=targets, lr=lr, epochs=epochs, batch=batch,
+              max_length=max_length)
+    bd, clean = [], []
+    for i, (d_clean, d_mixed) in enumerate(variants):
+        bd.append(train_lora(sus, d_mixed, seed=seed + i, **kw)[0])
+        clean.append(train_lora(sus, d_clean, seed=seed + i, **kw)[0])
+        if progress is not None:
+            progress(i + 1, len(variants))
+    scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
+    signature = select_signature(scores, ratio)
+    suppressed = suppress(suspicious, signature)
+    recovered, losses = continue_lora(model, suppressed, recovery, template=template, alpha=alpha,
+                                      lr=recover_lr, epochs=recover_epochs, batch=batch, seed=seed,
+                                      max_length=max_length)
+    return Purified(recovered, suppressed, signature, scores, losses)
