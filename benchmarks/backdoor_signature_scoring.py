@@ -1,0 +1,72 @@
+"""Eq. 2 scoring time: ``iclr26.backdoor_signature.signature_scores`` against the authors' per-channel
+loop ``score_channels_scalar`` (bd-vax ``antigen/scoring.py``).
+
+Random differential deltas for ``--layers`` layers of SmolLM2-135M's MLP (gate/up 1536 × 576, down
+576 × 1536), ``--n`` variants. The authors' function is loaded from ``--authors`` (a checkout outside this
+repository; default ``/tmp/backdoor-signature-authors``); without it only ours is timed. Reports the
+fastest of ``--repeats`` warm calls, the speed-up and the largest relative score difference.
+
+Run from the repository root::
+
+    PYTHONPATH=src OMP_NUM_THREADS=1 .venv/bin/python benchmarks/backdoor_signature_scoring.py --layers 1
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from iclr26.backdoor_signature import signature_scores
+
+SHAPES = {"gate_proj": (1536, 576), "up_proj": (1536, 576), "down_proj": (576, 1536)}
+
+
+def deltas(n: int, layers: int, seed: int) -> list[dict[str, torch.Tensor]]:
+    g = torch.Generator().manual_seed(seed)
+    return [{f"model.layers.{i}.mlp.{m}": torch.randn(*s, generator=g) for i in range(layers)
+             for m, s in SHAPES.items()} for _ in range(n)]
+
+
+def fastest(fn, repeats: int) -> tuple[float, object]:
+    out = fn()
+    best = float("inf")
+    for _ in range(repeats):
+        t = time.perf_counter()
+        out = fn()
+        best = min(best, time.perf_counter() - t)
+    return best, out
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--n", type=int, default=6)
+    ap.add_argument("--layers", type=int, default=1)
+    ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--authors", default="/tmp/backdoor-signature-authors")
+    args = ap.parse_args()
+    d = deltas(args.n, args.layers, 0)
+    t_ours, ours = fastest(lambda: signature_scores(d), args.repeats)
+    print(f"ours: {t_ours:.4f} s for {len(ours)} modules, N = {args.n}")
+    if not (Path(args.authors) / "antigen" / "scoring.py").is_file():
+        print("authors' checkout absent: timed ours only")
+        return
+    sys.path.insert(0, args.authors)
+    from antigen.scoring import score_channels_scalar
+
+    t_theirs, theirs = fastest(lambda: score_channels_scalar(d), 1)
+    err = 0.0
+    for key, ranked in theirs.items():
+        want = np.empty(len(ranked))
+        for chan, score in ranked:
+            want[int(chan.split("_")[1])] = score
+        err = max(err, float(np.max(np.abs(ours[key] - want) / np.abs(want))))
+    print(f"authors: {t_theirs:.3f} s; speed-up {t_theirs / t_ours:.0f}x; max relative difference {err:.1e}")
+
+
+if __name__ == "__main__":
+    main()
