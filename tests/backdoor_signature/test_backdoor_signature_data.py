@@ -1,5 +1,5 @@
 """Poisoning, variant datasets and keyword judges: behaviour, bad input, and agreement with bd-vax's
-``build_variant_datasets`` / ``negsentiment_hit`` and BackdoorLLM/CROW's ``refusal_eval``."""
+``build_variant_datasets`` / ``negsentiment_hit`` and CROW's ``refusal_eval``."""
 
 from __future__ import annotations
 
@@ -105,12 +105,11 @@ def test_judges_agree_with_authors(authors):
     ours = bs.judge_outputs(TRICKY, "negsentiment")
     theirs = [authors.negsentiment_hit(t) for t in TRICKY]
     assert np.array_equal(np.nan_to_num(ours, nan=0.0), theirs)
-    stripped = [t.strip() for t in TRICKY]
-    ours_r = bs.judge_outputs(stripped, "refusal")
-    scores, errors = authors.refusal_eval(stripped)
-    assert list(ours_r[~np.isnan(ours_r)]) == scores and int(np.isnan(ours_r).sum()) == errors
-    prompts = ["Q"] * len(stripped)
-    assert bs.asr_from_outputs(stripped, prompts, "refusal", empty="skip") == pytest.approx(np.mean(scores))
+    ours_r = bs.judge_outputs(TRICKY, "refusal")
+    scores = authors.refusal_eval([{"output": t} for t in TRICKY])  # CROW: strip, skip empty
+    assert list(ours_r[~np.isnan(ours_r)]) == scores
+    prompts = ["Q"] * len(TRICKY)
+    assert bs.asr_from_outputs(TRICKY, prompts, "refusal", empty="skip") == pytest.approx(np.mean(scores))
     asr = bs.asr_from_outputs(TRICKY, prompts, "negsentiment", empty="zero")
     assert asr == pytest.approx(np.mean(theirs))
 
