@@ -2,9 +2,9 @@
 
 ``authors``: the bd-vax functions (``antigen.scoring``, ``antigen.suppression``, ``antigen.data_builder``,
 ``eval_asr``) and CROW's ``refusal_eval`` (``attack/DPA/eval_scripts``, as ``crow_eval``) imported from a
-checkout outside this repository named by ``ICLR26_BACKDOOR_SIGNATURE_AUTHORS`` (default ``/tmp/backdoor-signature-authors``); the tests that use
-it skip when it is absent. ``shared_data``: the BackdoorLLM DPA files in ``../shared/data``, skipped when
-absent.
+checkout outside this repository named by ``ICLR26_BACKDOOR_SIGNATURE_AUTHORS`` (default
+``/tmp/backdoor-signature-authors``); the tests that use it skip when it is absent. ``shared_data``: the
+BackdoorLLM DPA files in ``../shared/data``, skipped when absent.
 """
 
 from __future__ import annotations
