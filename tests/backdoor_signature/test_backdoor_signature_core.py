@@ -195,3 +195,8 @@ def test_scores_equal_authors_scalar(gen, authors):
     sig = bs.select_signature(bs.signature_scores(random_deltas(gen, missing=False)), 0.35)
     mine, ref = bs.suppress(sd, sig), authors.suppress_lora_channels(sd, sig)
     assert mine.keys() == ref.keys() and all(torch.equal(mine[k], ref[k]) for k in ref)
+
+
+def test_suppress_rejects_non_string_channel(gen):
+    with pytest.raises(ValueError, match="signature"):
+        bs.suppress(make_adapter(gen), {("base_model.model.model.layers.0.mlp.up_proj", 3)})

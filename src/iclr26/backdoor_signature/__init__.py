@@ -212,8 +212,10 @@ def _check_signature(signature, modules: set[str], name: str = "signature") -> S
     for item in signature:
         if not (isinstance(item, tuple) and len(item) == 2 and item[0] in modules):
             raise ValueError(f"{name} names {item!r}, which is not a LoRA module of the adapter / model")
-        if not (item[1].startswith(("in_", "out_")) and item[1].split("_", 1)[1].isdigit()):
-            raise ValueError(f"{name} channel keys must be 'in_j' or 'out_j', got {item[1]!r}")
+        chan = item[1]
+        ok = isinstance(chan, str) and chan.startswith(("in_", "out_")) and chan.split("_", 1)[1].isdigit()
+        if not ok:
+            raise ValueError(f"{name} channel keys must be 'in_j' or 'out_j', got {chan!r}")
     return set(signature)
 
 
