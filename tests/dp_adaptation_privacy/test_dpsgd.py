@@ -96,17 +96,18 @@ def _batched_loss(model, ids, mask):
 
 
 def test_adapt_non_private_fits_and_private_is_noisy(tiny, texts):
-    base = dpa.validation_loss(tiny, texts, max_length=24)
-    free = dpa.adapt(tiny, texts, "full", math.inf, epochs=2, batch_size=4, lr=1e-2, max_length=24)
-    assert free.noise_multiplier == 0 and free.steps == 8 and free.delta == 1 / 16
-    assert dpa.validation_loss(free, texts, max_length=24) < base - 1
-    dp = dpa.adapt(tiny, texts, "full", 1.0, epochs=2, batch_size=4, lr=1e-2, max_length=24)
-    assert dp.noise_multiplier == pytest.approx(dpa.noise_multiplier(1.0, 1 / 16, 0.25, 8))
-    assert dpa.validation_loss(dp, texts, max_length=24) > dpa.validation_loss(free, texts, max_length=24)
+    texts = texts[:8]
+    base = dpa.validation_loss(tiny, texts, max_length=16)
+    free = dpa.adapt(tiny, texts, "full", math.inf, epochs=2, batch_size=4, lr=1e-2, max_length=16)
+    assert free.noise_multiplier == 0 and free.steps == 4 and free.delta == 1 / 8
+    assert dpa.validation_loss(free, texts, max_length=16) < base - 1
+    dp = dpa.adapt(tiny, texts, "full", 1.0, epochs=2, batch_size=4, lr=1e-2, max_length=16)
+    assert dp.noise_multiplier == pytest.approx(dpa.noise_multiplier(1.0, 1 / 8, 0.5, 4))
+    assert dpa.validation_loss(dp, texts, max_length=16) > dpa.validation_loss(free, texts, max_length=16)
 
 
 def test_head_unties_and_trains_only_the_head(tiny, texts):
-    a = dpa.adapt(tiny, texts, "head", 8.0, epochs=1, batch_size=4, lr=1e-2, max_length=24)
+    a = dpa.adapt(tiny, texts[:8], "head", 8.0, epochs=1, batch_size=4, lr=1e-2, max_length=16)
     new, old = a.model.model, tiny.model
     assert torch.equal(new.get_input_embeddings().weight, old.get_input_embeddings().weight)
     assert not torch.equal(new.get_output_embeddings().weight, old.get_output_embeddings().weight)
@@ -118,8 +119,8 @@ def test_head_unties_and_trains_only_the_head(tiny, texts):
 
 
 def test_adapt_is_seeded(tiny, texts):
-    runs = [dpa.adapt(tiny, texts, "head", 4.0, batch_size=4, max_length=24, seed=s) for s in (3, 3, 4)]
-    s = [dpa.signals(r, texts[:4], max_length=24) for r in runs]
+    runs = [dpa.adapt(tiny, texts[:8], "head", 4.0, batch_size=4, max_length=16, seed=s) for s in (3, 3, 4)]
+    s = [dpa.signals(r, texts[:4], max_length=16) for r in runs]
     assert np.array_equal(s[0], s[1]) and not np.array_equal(s[0], s[2])
     assert runs[0].batch_sizes == runs[1].batch_sizes
 
@@ -148,4 +149,4 @@ def test_adapt_bad_input(tiny, texts, kw, name):
 
 def test_adapt_warns_on_large_delta(tiny, texts):
     with pytest.warns(UserWarning, match="delta"):
-        dpa.adapt(tiny, texts[:4], "head", 8.0, delta=0.5, batch_size=4, max_length=24)
+        dpa.adapt(tiny, texts[:4], "head", 8.0, delta=0.5, batch_size=4, max_length=16)

@@ -31,50 +31,45 @@ def _log_a_int(q: float, sigma: float, alpha: int) -> float:
     return float(special.logsumexp(terms))
 
 
-def _log_erfc(x: float) -> float:
-    return math.log(2) + float(special.log_ndtr(-x * math.sqrt(2)))
+def _signed_logsumexp(log_terms: np.ndarray, signs: np.ndarray) -> float:
+    """log Σ_i signs_i · exp(log_terms_i) (the sum must be ≥ 0; −inf when it is 0)."""
+    m = float(np.max(log_terms))
+    total = float(np.sum(signs * np.exp(log_terms - m)))
+    return m + math.log(total) if total > 0 else -math.inf
 
 
-def _signed_log_add(log_acc: float, log_term: float, positive: bool) -> float:
-    if positive:
-        return float(np.logaddexp(log_acc, log_term))
-    if log_term == -np.inf:
-        return log_acc
-    if log_acc <= log_term:
-        return -np.inf if log_acc == log_term else float("nan")
-    return log_acc + math.log(-math.expm1(log_term - log_acc))
+def _log_a_frac(q: float, sigma: float, alpha: float, chunk: int = 512) -> float:
+    """log A_α for fractional α: the two-sided series of Mironov et al. (2019), Sec. 3.3.
 
-
-def _log_a_frac(q: float, sigma: float, alpha: float) -> float:
-    """log A_α for fractional α: the two-sided series of Mironov et al. (2019), Sec. 3.3, to terms < e^-30."""
-    log_a0 = log_a1 = -np.inf
+    Terms i = 0, 1, … are summed (vectorised, in chunks) up to the first i whose two terms are both
+    below e^-30, the stopping rule of the reference implementations.
+    """
     z0 = sigma**2 * math.log(1 / q - 1) + 0.5
-    i = 0
+    s0_all, s1_all, signs_all = [], [], []
+    start = 0
     while True:
+        i = np.arange(start, start + chunk, dtype=float)
         coef = special.binom(alpha, i)
-        log_coef = math.log(abs(coef))
+        log_coef = np.log(np.abs(coef))
         j = alpha - i
-        log_s0 = (
-            log_coef
-            + i * math.log(q)
-            + j * math.log1p(-q)
-            + (i * i - i) / (2 * sigma**2)
-            + math.log(0.5)
-            + _log_erfc((i - z0) / (math.sqrt(2) * sigma))
+        log_e0 = math.log(0.5) + math.log(2) + special.log_ndtr(-(i - z0) / sigma)
+        log_e1 = math.log(0.5) + math.log(2) + special.log_ndtr(-(z0 - j) / sigma)
+        s0 = log_coef + i * math.log(q) + j * math.log1p(-q) + (i * i - i) / (2 * sigma**2) + log_e0
+        s1 = log_coef + j * math.log(q) + i * math.log1p(-q) + (j * j - j) / (2 * sigma**2) + log_e1
+        stop = np.flatnonzero(np.maximum(s0, s1) < -30)
+        n = stop[0] + 1 if stop.size else chunk
+        s0_all.append(s0[:n])
+        s1_all.append(s1[:n])
+        signs_all.append(np.sign(coef[:n]))
+        if stop.size:
+            break
+        start += chunk
+    signs = np.concatenate(signs_all)
+    return float(
+        np.logaddexp(
+            _signed_logsumexp(np.concatenate(s0_all), signs), _signed_logsumexp(np.concatenate(s1_all), signs)
         )
-        log_s1 = (
-            log_coef
-            + j * math.log(q)
-            + i * math.log1p(-q)
-            + (j * j - j) / (2 * sigma**2)
-            + math.log(0.5)
-            + _log_erfc((z0 - j) / (math.sqrt(2) * sigma))
-        )
-        log_a0 = _signed_log_add(log_a0, log_s0, coef > 0)
-        log_a1 = _signed_log_add(log_a1, log_s1, coef > 0)
-        i += 1
-        if max(log_s0, log_s1) < -30:
-            return float(np.logaddexp(log_a0, log_a1))
+    )
 
 
 def rdp(q: float, sigma: float, steps: int, orders: np.ndarray = ORDERS) -> np.ndarray:
