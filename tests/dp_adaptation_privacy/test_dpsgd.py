@@ -129,6 +129,7 @@ def test_adapt_is_seeded(tiny, texts):
     "kw,name",
     [
         ({"method": "adapter"}, "method"),
+        ({"method": "prefix"}, "method"),
         ({"epsilon": 0}, "epsilon"),
         ({"epsilon": -3}, "epsilon"),
         ({"delta": 0.0}, "delta"),
@@ -150,3 +151,22 @@ def test_adapt_bad_input(tiny, texts, kw, name):
 def test_adapt_warns_on_large_delta(tiny, texts):
     with pytest.warns(UserWarning, match="delta"):
         dpa.adapt(tiny, texts[:4], "head", 8.0, delta=0.5, batch_size=4, max_length=16)
+
+
+def test_lora_trains_only_the_targets_and_is_merged(tiny, texts):
+    pytest.importorskip("peft")
+    texts = texts[:8]
+    a = dpa.adapt(tiny, texts, "lora", math.inf, epochs=2, batch_size=4, lr=2e-2, max_length=16, lora_r=4)
+    new, old = a.model.model, tiny.model
+    assert type(new) is type(old)  # merged back into a plain LlamaForCausalLM
+    changed = {
+        k for (k, p), (_, q) in zip(new.named_parameters(), old.named_parameters()) if not torch.equal(p, q)
+    }
+    assert changed and all(k.endswith(("q_proj.weight", "v_proj.weight")) for k in changed)
+    assert dpa.validation_loss(a, texts, max_length=16) < dpa.validation_loss(tiny, texts, max_length=16)
+
+
+@pytest.mark.parametrize("kw,name", [({"lora_r": 0}, "lora_r"), ({"lora_targets": "q_proj"}, "lora_targets")])
+def test_lora_bad_input(tiny, texts, kw, name):
+    with pytest.raises(ValueError, match=name):
+        dpa.adapt(tiny, texts[:4], "lora", batch_size=2, max_length=16, **kw)

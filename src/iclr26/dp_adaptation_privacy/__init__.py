@@ -47,8 +47,8 @@ __all__ = [
     "validation_loss",
 ]
 
-#: Adaptation methods implemented (``lora``/``prefix`` not yet: see docs/dp-adaptation-privacy.md).
-METHODS = ("full", "head")
+#: Adaptation methods implemented (``prefix`` not yet: see docs/dp-adaptation-privacy.md).
+METHODS = ("full", "head", "lora")
 
 
 # --------------------------------------------------------------------------------------------- validation
@@ -134,16 +134,28 @@ class AdaptedModel:
     batch_sizes: list[int] = field(default_factory=list)
 
 
-def _trainable(hf, method: str) -> dict:
-    """The trainable parameters of ``hf`` for ``method``; ``head`` unties the output head first."""
+def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple):
+    """(module to run, its trainable parameters) for ``method``; ``head`` unties the output head first.
+
+    ``lora`` wraps ``hf`` with peft's ``LoraConfig(r, lora_alpha, target_modules, lora_dropout=0)``
+    (Hu et al. 2022): only the A/B factors train, and the returned module is the ``PeftModel``.
+    """
     import torch
 
     if method == "head":
         head = hf.get_output_embeddings()
         head.weight = torch.nn.Parameter(hf.get_input_embeddings().weight.detach().clone())
         hf.config.tie_word_embeddings = False
-        return {name: p for name, p in hf.named_parameters() if p is head.weight}
-    return dict(hf.named_parameters())
+        return hf, {name: p for name, p in hf.named_parameters() if p is head.weight}
+    if method == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        config = LoraConfig(
+            r=lora_r, lora_alpha=lora_alpha, target_modules=list(lora_targets), lora_dropout=0.0
+        )
+        wrapped = get_peft_model(hf, config)
+        return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
+    return hf, dict(hf.named_parameters())
 
 
 def adapt(
@@ -159,13 +171,18 @@ def adapt(
     max_grad_norm: float = 1.0,
     max_length: int = 64,
     seed: int = 0,
+    lora_r: int = 8,
+    lora_alpha: float = 16.0,
+    lora_targets: Sequence[str] = ("q_proj", "v_proj"),
 ) -> AdaptedModel:
     """DP-SGD adaptation of a copy of ``model`` (an ``HFModel``) on ``texts`` (one privacy unit per text).
 
     Poisson sampling at q = ``batch_size`` / N for T = ⌊``epochs`` / q⌋ steps; σ solved for
     (``epsilon``, ``delta``, q, T) by the RDP accountant (``epsilon=inf``: σ = 0 and no clipping);
     ``delta`` defaults to 1/N (a warning is raised for δ ≥ 1/N). AdamW on the noisy clipped mean
-    gradient (post-processing). ``method``: ``"full"`` (all parameters) or ``"head"`` (untied output head).
+    gradient (post-processing). ``method``: ``"full"`` (all parameters), ``"head"`` (untied output head)
+    or ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
+    merged into the returned model).
     """
     import torch
 
@@ -181,6 +198,10 @@ def adapt(
     lr = _check_positive(lr, "lr")
     max_grad_norm = _check_positive(max_grad_norm, "max_grad_norm")
     max_length = check_int(max_length, "max_length", minimum=2)
+    lora_r = check_int(lora_r, "lora_r", minimum=1)
+    lora_alpha = _check_positive(lora_alpha, "lora_alpha")
+    if isinstance(lora_targets, str) or not lora_targets:
+        raise ValueError("lora_targets: expected a non-empty list of module names")
     ids, mask = _dpsgd.encode(model.tokenizer, texts, max_length)
     _check_lengths((ids, mask), "texts")
 
@@ -191,7 +212,7 @@ def adapt(
     clip = max_grad_norm if private else math.inf
 
     hf = copy.deepcopy(model.model).train()
-    params = _trainable(hf, method)
+    hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets))
     for p in hf.parameters():
         p.requires_grad_(False)
     opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
@@ -214,7 +235,7 @@ def adapt(
         for k, p in params.items():
             p.grad = g[k]
         opt.step()
-    hf.eval()
+    hf = (hf.merge_and_unload() if method == "lora" else hf).eval()
     from ..models import HFModel
 
     adapted = HFModel(
