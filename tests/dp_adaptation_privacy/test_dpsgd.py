@@ -170,3 +170,31 @@ def test_lora_trains_only_the_targets_and_is_merged(tiny, texts):
 def test_lora_bad_input(tiny, texts, kw, name):
     with pytest.raises(ValueError, match=name):
         dpa.adapt(tiny, texts[:4], "lora", batch_size=2, max_length=16, **kw)
+
+
+def test_match_validation_loss(tiny, texts):
+    train, val = texts[:8], texts[8:12]
+    base = dpa.validation_loss(tiny, val, max_length=16)
+    kw = dict(epsilon=math.inf, lrs=(1e-2,), max_epochs=2, batch_size=4, max_length=16)
+    easy = dpa.match_validation_loss(tiny, train, val, base - 0.5, ("head",), **kw)["head"]
+    assert easy.reached and easy.epochs == 1 and easy.validation_loss <= base - 0.5
+    assert easy.validation_loss == pytest.approx(dpa.validation_loss(easy.adapted, val, max_length=16))
+    hard = dpa.match_validation_loss(tiny, train, val, 0.01, ("head",), **kw)["head"]
+    assert not hard.reached and hard.epochs <= 2 and hard.validation_loss > 0.01
+
+
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        ({"target_loss": 0}, "target_loss"),
+        ({"lrs": ()}, "lrs"),
+        ({"lrs": (-1.0,)}, "lrs"),
+        ({"methods": ("prefix",)}, "methods"),
+        ({"max_epochs": 0}, "max_epochs"),
+        ({"validation": []}, "validation"),
+    ],
+)
+def test_match_validation_loss_bad_input(tiny, texts, kw, name):
+    args = {"validation": texts[8:10], "target_loss": 1.0, **kw}
+    with pytest.raises(ValueError, match=name):
+        dpa.match_validation_loss(tiny, texts[:4], batch_size=2, max_length=16, **args)

@@ -28,6 +28,7 @@ from ._canaries import Canary
 __all__ = [
     "AdaptedModel",
     "Canary",
+    "LossMatch",
     "METHODS",
     "adapt",
     "canary_exposure",
@@ -35,6 +36,7 @@ __all__ = [
     "epsilon_spent",
     "insert_canaries",
     "k_extractable",
+    "match_validation_loss",
     "min_k_percent",
     "noise_multiplier",
     "reference_attack",
@@ -242,6 +244,62 @@ def adapt(
         hf, model.tokenizer, name=f"{getattr(model, 'name', 'model')}+dp-{method}-eps{epsilon:g}-s{seed}"
     )
     return AdaptedModel(adapted, method, epsilon, delta, sigma, q, steps, max_grad_norm, sizes)
+
+
+@dataclass
+class LossMatch:
+    """The outcome of :func:`match_validation_loss` for one method: the chosen run and the loss it reached."""
+
+    adapted: AdaptedModel
+    validation_loss: float
+    epochs: int
+    lr: float
+    reached: bool
+
+
+def match_validation_loss(
+    model,
+    texts: Sequence[str],
+    validation: Sequence[str],
+    target_loss: float,
+    methods: Sequence[str] = METHODS,
+    *,
+    epsilon: float = 8.0,
+    lrs: Sequence[float] = (1e-3, 1e-2),
+    max_epochs: int = 4,
+    max_length: int = 64,
+    **adapt_kw,
+) -> dict[str, LossMatch]:
+    """Per method, the fewest epochs (1…``max_epochs``, then the best of ``lrs``) reaching ``target_loss``.
+
+    The paper's fairness control: every method is attacked at a common validation loss. For each method
+    the epochs grow until some learning rate brings the validation loss (on ``validation``) to
+    ``target_loss`` or below; among those rates the lowest loss is kept. If none gets there, the run with
+    the lowest loss is returned with ``reached=False``; the loss reached is always reported.
+    """
+    validation = _check_texts(validation, "validation")
+    target_loss = _check_positive(target_loss, "target_loss")
+    max_epochs = check_int(max_epochs, "max_epochs", minimum=1)
+    if isinstance(lrs, (str, float, int)) or not lrs:
+        raise ValueError("lrs: expected a non-empty list of learning rates")
+    lrs = [_check_positive(lr, "lrs") for lr in lrs]
+    for m in methods:
+        check_in(m, METHODS, "methods")
+    out = {}
+    for method in methods:
+        best = None
+        for epochs in range(1, max_epochs + 1):
+            for lr in lrs:
+                run = adapt(
+                    model, texts, method, epsilon, epochs=epochs, lr=lr, max_length=max_length, **adapt_kw
+                )
+                loss = validation_loss(run, validation, max_length=max_length)
+                if best is None or loss < best.validation_loss:
+                    best = LossMatch(run, loss, epochs, lr, loss <= target_loss)
+            if best.reached:
+                break
+        out[method] = best
+    return out
 
 
 # --------------------------------------------------------------------------------------------- signals
