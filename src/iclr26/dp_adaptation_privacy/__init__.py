@@ -17,12 +17,13 @@ import math
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..validation import check_array, check_in, check_int
-from . import _accountant, _attacks, _canaries, _distance, _dpsgd
+from . import _accountant, _attacks, _canaries, _data, _distance, _dpsgd
 from ._canaries import Canary
 
 __all__ = [
@@ -36,6 +37,7 @@ __all__ = [
     "epsilon_spent",
     "insert_canaries",
     "k_extractable",
+    "load_texts",
     "match_validation_loss",
     "min_k_percent",
     "noise_multiplier",
@@ -510,6 +512,24 @@ def k_extractable(model, canaries: Sequence[Canary], context_tokens: int = 10) -
             pred = hf.model(input_ids=ids).logits[0, k - 1 : -1].argmax(-1)
             out[i] = bool((pred == ids[0, k:]).all())
     return out
+
+
+# --------------------------------------------------------------------------------------------- data
+def load_texts(path, *, field: str = "text", split: str = "paragraph", min_chars: int = 1) -> list[str]:
+    """Texts from a ``.jsonl`` file (its string ``field``) or a plain-text file (``split`` by line/paragraph).
+
+    For user corpora such as Pile or SAMSum exports; texts shorter than ``min_chars`` are dropped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no file at {path}")
+    split = check_in(split, ("line", "paragraph"), "split")
+    min_chars = check_int(min_chars, "min_chars", minimum=1)
+    texts = _data.read_jsonl(path, field) if path.suffix == ".jsonl" else _data.read_text(path, split)
+    texts = [t for t in texts if len(t) >= min_chars]
+    if not texts:
+        raise ValueError(f"path: {path} holds no text of at least {min_chars} characters")
+    return texts
 
 
 # --------------------------------------------------------------------------------------------- distance
