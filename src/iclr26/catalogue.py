@@ -102,7 +102,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "dp-adaptation-privacy",
         "privacy",
-        "planned",
+        "partial",
         "Membership inference and canary extraction against DP-adapted LLMs as data shifts from pretraining.",
     ),
     _E(

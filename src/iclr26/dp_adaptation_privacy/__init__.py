@@ -1,0 +1,549 @@
+"""DP adaptation of causal LMs audited with membership inference and canaries (arXiv 2606.09401).
+
+``adapt`` fine-tunes a copy of a causal LM with DP-SGD (Poisson sampling, per-sequence clipping with
+``torch.func``, noise σ from an RDP accountant solved for (ε, δ, steps)); ``rmia_scores``,
+``reference_attack`` and ``min_k_percent`` attack it; ``insert_canaries``, ``canary_exposure`` and
+``k_extractable`` measure memorisation; ``distribution_distance`` measures how far a data set is from
+another (exact Wasserstein distance of embeddings).
+
+Shapes: texts are lists of ``str``; signals and scores are ``(n,)`` float arrays; memberships are
+``(n, R)`` bool arrays over ``R`` reference models.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ..validation import check_array, check_in, check_int
+from . import _accountant, _attacks, _canaries, _data, _distance, _dpsgd
+from ._canaries import Canary
+
+__all__ = [
+    "AdaptedModel",
+    "Canary",
+    "LossMatch",
+    "METHODS",
+    "adapt",
+    "canary_exposure",
+    "distribution_distance",
+    "epsilon_spent",
+    "insert_canaries",
+    "k_extractable",
+    "load_texts",
+    "match_validation_loss",
+    "min_k_percent",
+    "noise_multiplier",
+    "reference_attack",
+    "rmia_from_signals",
+    "rmia_scores",
+    "roc_auc",
+    "signals",
+    "token_logprobs",
+    "tpr_at_fpr",
+    "validation_loss",
+]
+
+#: Adaptation methods implemented (``prefix`` not yet: see docs/dp-adaptation-privacy.md).
+METHODS = ("full", "head", "lora")
+
+
+# --------------------------------------------------------------------------------------------- validation
+def _check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    try:
+        v = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name}: expected a positive number, got {value!r}") from None
+    if math.isnan(v) or v <= 0 or (math.isinf(v) and not allow_inf):
+        raise ValueError(
+            f"{name}: expected a positive {'number or inf' if allow_inf else 'finite number'}, got {value!r}"
+        )
+    return v
+
+
+def _check_texts(texts: Any, name: str) -> list[str]:
+    if isinstance(texts, str) or not isinstance(texts, Sequence) or len(texts) == 0:
+        raise ValueError(f"{name}: expected a non-empty list of strings")
+    if not all(isinstance(t, str) for t in texts):
+        raise ValueError(f"{name}: every item must be a str")
+    return list(texts)
+
+
+def _check_lengths(ids_mask, name: str) -> None:
+    _, mask = ids_mask
+    if (mask.sum(dim=1) < 2).any():
+        raise ValueError(f"{name}: every text needs at least 2 tokens (one prediction)")
+
+
+def _check_same_tokenizer(a, b, name: str) -> None:
+    if a.tokenizer.get_vocab() != b.tokenizer.get_vocab():
+        raise ValueError(
+            f"{name}: a reference model must use the target's tokenizer (the vocabularies differ)"
+        )
+
+
+# --------------------------------------------------------------------------------------------- privacy
+def noise_multiplier(epsilon: float, delta: float, sample_rate: float, steps: int) -> float:
+    """σ with ε(σ) ≤ ``epsilon`` at ``delta`` after ``steps`` Poisson-sampled steps (RDP; opacus's search)."""
+    epsilon = _check_positive(epsilon, "epsilon")
+    delta = _check_delta(delta)
+    sample_rate = _check_positive(sample_rate, "sample_rate")
+    if sample_rate > 1:
+        raise ValueError(f"sample_rate: expected a value in (0, 1], got {sample_rate}")
+    return _accountant.noise_multiplier(epsilon, delta, sample_rate, check_int(steps, "steps", minimum=1))
+
+
+def epsilon_spent(sigma: float, delta: float, sample_rate: float, steps: int) -> float:
+    """ε at ``delta`` of ``steps`` Poisson-sampled Gaussian steps with noise multiplier ``sigma`` (RDP)."""
+    sigma = _check_positive(sigma, "sigma")
+    return _accountant.epsilon(
+        float(sample_rate), sigma, check_int(steps, "steps", minimum=1), _check_delta(delta)
+    )
+
+
+def _check_delta(delta: Any) -> float:
+    try:
+        d = float(delta)
+    except (TypeError, ValueError):
+        raise ValueError(f"delta: expected a number in (0, 1), got {delta!r}") from None
+    if not 0 < d < 1:
+        raise ValueError(f"delta: expected a number in (0, 1), got {delta!r}")
+    return d
+
+
+# --------------------------------------------------------------------------------------------- adaptation
+@dataclass
+class AdaptedModel:
+    """A DP-adapted copy of a model and its privacy ledger.
+
+    ``model`` is an :class:`iclr26.models.HFModel`; ``noise_multiplier`` is σ (0 when ε = ∞); ``steps``
+    is T = ⌊epochs / q⌋ with ``sample_rate`` q = batch_size / N; ``batch_sizes`` are the Poisson draws.
+    """
+
+    model: Any
+    method: str
+    epsilon: float
+    delta: float
+    noise_multiplier: float
+    sample_rate: float
+    steps: int
+    max_grad_norm: float
+    batch_sizes: list[int] = field(default_factory=list)
+
+
+def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple):
+    """(module to run, its trainable parameters) for ``method``; ``head`` unties the output head first.
+
+    ``lora`` wraps ``hf`` with peft's ``LoraConfig(r, lora_alpha, target_modules, lora_dropout=0)``
+    (Hu et al. 2022): only the A/B factors train, and the returned module is the ``PeftModel``.
+    """
+    import torch
+
+    if method == "head":
+        head = hf.get_output_embeddings()
+        head.weight = torch.nn.Parameter(hf.get_input_embeddings().weight.detach().clone())
+        hf.config.tie_word_embeddings = False
+        return hf, {name: p for name, p in hf.named_parameters() if p is head.weight}
+    if method == "lora":
+        from peft import LoraConfig, get_peft_model
+
+        config = LoraConfig(
+            r=lora_r, lora_alpha=lora_alpha, target_modules=list(lora_targets), lora_dropout=0.0
+        )
+        wrapped = get_peft_model(hf, config)
+        return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
+    return hf, dict(hf.named_parameters())
+
+
+def adapt(
+    model,
+    texts: Sequence[str],
+    method: str = "full",
+    epsilon: float = 8.0,
+    delta: float | None = None,
+    *,
+    epochs: int = 1,
+    batch_size: int = 8,
+    lr: float = 1e-3,
+    max_grad_norm: float = 1.0,
+    max_length: int = 64,
+    seed: int = 0,
+    lora_r: int = 8,
+    lora_alpha: float = 16.0,
+    lora_targets: Sequence[str] = ("q_proj", "v_proj"),
+) -> AdaptedModel:
+    """DP-SGD adaptation of a copy of ``model`` (an ``HFModel``) on ``texts`` (one privacy unit per text).
+
+    Poisson sampling at q = ``batch_size`` / N for T = ⌊``epochs`` / q⌋ steps; σ solved for
+    (``epsilon``, ``delta``, q, T) by the RDP accountant (``epsilon=inf``: σ = 0 and no clipping);
+    ``delta`` defaults to 1/N (a warning is raised for δ ≥ 1/N). AdamW on the noisy clipped mean
+    gradient (post-processing). ``method``: ``"full"`` (all parameters), ``"head"`` (untied output head)
+    or ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
+    merged into the returned model).
+    """
+    import torch
+
+    method = check_in(method, METHODS, "method")
+    texts = _check_texts(texts, "texts")
+    n = len(texts)
+    epsilon = _check_positive(epsilon, "epsilon", allow_inf=True)
+    delta = 1.0 / n if delta is None else _check_delta(delta)
+    if delta > 1.0 / n:
+        warnings.warn(f"delta={delta} exceeds 1/N={1 / n:.3g}: the guarantee is weak", stacklevel=2)
+    epochs = check_int(epochs, "epochs", minimum=1)
+    batch_size = check_int(batch_size, "batch_size", minimum=1, maximum=n)
+    lr = _check_positive(lr, "lr")
+    max_grad_norm = _check_positive(max_grad_norm, "max_grad_norm")
+    max_length = check_int(max_length, "max_length", minimum=2)
+    lora_r = check_int(lora_r, "lora_r", minimum=1)
+    lora_alpha = _check_positive(lora_alpha, "lora_alpha")
+    if isinstance(lora_targets, str) or not lora_targets:
+        raise ValueError("lora_targets: expected a non-empty list of module names")
+    ids, mask = _dpsgd.encode(model.tokenizer, texts, max_length)
+    _check_lengths((ids, mask), "texts")
+
+    q = batch_size / n
+    steps = int(epochs / q)
+    private = math.isfinite(epsilon)
+    sigma = _accountant.noise_multiplier(epsilon, delta, q, steps) if private else 0.0
+    clip = max_grad_norm if private else math.inf
+
+    hf = copy.deepcopy(model.model).train()
+    hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets))
+    for p in hf.parameters():
+        p.requires_grad_(False)
+    opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
+    gen = torch.Generator().manual_seed(seed)
+    sizes = []
+    for _ in range(steps):
+        take = torch.rand(n, generator=gen) < q
+        sizes.append(int(take.sum()))
+        detached = {k: p.detach() for k, p in params.items()}
+        g = _dpsgd.dp_gradient(
+            hf,
+            detached,
+            ids[take],
+            mask[take],
+            max_grad_norm=clip,
+            sigma=sigma,
+            expected_batch_size=q * n,
+            generator=gen,
+        )
+        for k, p in params.items():
+            p.grad = g[k]
+        opt.step()
+    hf = (hf.merge_and_unload() if method == "lora" else hf).eval()
+    from ..models import HFModel
+
+    adapted = HFModel(
+        hf, model.tokenizer, name=f"{getattr(model, 'name', 'model')}+dp-{method}-eps{epsilon:g}-s{seed}"
+    )
+    return AdaptedModel(adapted, method, epsilon, delta, sigma, q, steps, max_grad_norm, sizes)
+
+
+@dataclass
+class LossMatch:
+    """The outcome of :func:`match_validation_loss` for one method: the chosen run and the loss it reached."""
+
+    adapted: AdaptedModel
+    validation_loss: float
+    epochs: int
+    lr: float
+    reached: bool
+
+
+def match_validation_loss(
+    model,
+    texts: Sequence[str],
+    validation: Sequence[str],
+    target_loss: float,
+    methods: Sequence[str] = METHODS,
+    *,
+    epsilon: float = 8.0,
+    lrs: Sequence[float] = (1e-3, 1e-2),
+    max_epochs: int = 4,
+    max_length: int = 64,
+    **adapt_kw,
+) -> dict[str, LossMatch]:
+    """Per method, the fewest epochs (1…``max_epochs``, then the best of ``lrs``) reaching ``target_loss``.
+
+    The paper's fairness control: every method is attacked at a common validation loss. For each method
+    the epochs grow until some learning rate brings the validation loss (on ``validation``) to
+    ``target_loss`` or below; among those rates the lowest loss is kept. If none gets there, the run with
+    the lowest loss is returned with ``reached=False``; the loss reached is always reported.
+    """
+    validation = _check_texts(validation, "validation")
+    target_loss = _check_positive(target_loss, "target_loss")
+    max_epochs = check_int(max_epochs, "max_epochs", minimum=1)
+    if isinstance(lrs, (str, float, int)) or not lrs:
+        raise ValueError("lrs: expected a non-empty list of learning rates")
+    lrs = [_check_positive(lr, "lrs") for lr in lrs]
+    for m in methods:
+        check_in(m, METHODS, "methods")
+    out = {}
+    for method in methods:
+        best = None
+        for epochs in range(1, max_epochs + 1):
+            for lr in lrs:
+                run = adapt(
+                    model, texts, method, epsilon, epochs=epochs, lr=lr, max_length=max_length, **adapt_kw
+                )
+                loss = validation_loss(run, validation, max_length=max_length)
+                if best is None or loss < best.validation_loss:
+                    best = LossMatch(run, loss, epochs, lr, loss <= target_loss)
+            if best.reached:
+                break
+        out[method] = best
+    return out
+
+
+# --------------------------------------------------------------------------------------------- signals
+def _model(m):
+    return m.model if isinstance(m, AdaptedModel) else m
+
+
+def token_logprobs(
+    model, texts: Sequence[str], *, max_length: int = 64, batch_size: int = 16
+) -> list[np.ndarray]:
+    """Per-text arrays ``(T_i - 1,)`` of log p(token_t | tokens_<t) under ``model`` (HFModel/AdaptedModel)."""
+    import torch
+
+    model = _model(model)
+    texts = _check_texts(texts, "texts")
+    ids, mask = _dpsgd.encode(model.tokenizer, texts, check_int(max_length, "max_length", minimum=2))
+    _check_lengths((ids, mask), "texts")
+    out = []
+    with torch.no_grad():
+        for s in range(0, len(texts), batch_size):
+            b_ids, b_mask = ids[s : s + batch_size], mask[s : s + batch_size]
+            logp = torch.log_softmax(model.model(input_ids=b_ids).logits[:, :-1].float(), dim=-1)
+            tok = logp.gather(-1, b_ids[:, 1:, None])[..., 0].double().numpy()
+            out += [row[: int(m.sum()) - 1] for row, m in zip(tok, b_mask.numpy())]
+    return out
+
+
+def signals(model, texts: Sequence[str], *, max_length: int = 64) -> np.ndarray:
+    """exp(mean token log-prob) per text ``(n,)`` (right padding, causal attention: batch independent)."""
+    return np.exp([lp.mean() for lp in token_logprobs(model, texts, max_length=max_length)])
+
+
+def validation_loss(model, texts: Sequence[str], *, max_length: int = 64) -> float:
+    """Mean over texts of the per-text mean next-token cross-entropy (nats)."""
+    return float(-np.mean([lp.mean() for lp in token_logprobs(model, texts, max_length=max_length)]))
+
+
+# --------------------------------------------------------------------------------------------- attacks
+def rmia_from_signals(target_x, ref_x, ref_memberships, target_z, ref_z, a: float = 0.3, gamma: float = 1.0):
+    """RMIA scores ``(n,)`` from signals, exactly as ml_privacy_meter's ``run_rmia`` (γ = 1 there).
+
+    ``target_x`` ``(n,)``, ``ref_x`` ``(n, R)``, ``ref_memberships`` ``(n, R)`` bool, ``target_z`` ``(m,)``,
+    ``ref_z`` ``(m, R)``; ``a`` in [0, 1] is the offline coefficient.
+    """
+    target_x = check_array(target_x, ndim=1, name="target_x")
+    ref_x = check_array(ref_x, ndim=2, name="ref_x")
+    target_z = check_array(target_z, ndim=1, name="target_z")
+    ref_z = check_array(ref_z, ndim=2, name="ref_z")
+    ref_memberships = np.asarray(ref_memberships)
+    if ref_memberships.shape != ref_x.shape or ref_memberships.dtype != bool:
+        raise ValueError(f"ref_memberships: expected a bool array of shape {ref_x.shape}")
+    if ref_x.shape[0] != target_x.shape[0] or ref_z.shape != (target_z.shape[0], ref_x.shape[1]):
+        raise ValueError(
+            "ref_x/ref_z: expected shapes (n, R) and (m, R) matching target_x (n,) and target_z (m,)"
+        )
+    if not 0 <= float(a) <= 1:
+        raise ValueError(f"a: expected a number in [0, 1], got {a!r}")
+    gamma = _check_positive(gamma, "gamma")
+    return _attacks.rmia(target_x, ref_x, ref_memberships, target_z, ref_z, float(a), gamma)
+
+
+def rmia_scores(
+    target,
+    references: Sequence,
+    ref_memberships,
+    candidates: Sequence[str],
+    population: Sequence[str],
+    a: float | str = 0.3,
+    gamma: float = 1.0,
+    *,
+    max_length: int = 64,
+) -> np.ndarray:
+    """RMIA scores ``(n,)`` of ``candidates`` against ``target`` with reference models and a population.
+
+    ``ref_memberships`` ``(n, R)``: whether candidate i trained reference r. ``a="tune"`` picks a on
+    ``references[0]`` as the paired model attacked with the remaining references (``tune_offline_a``),
+    then attacks the target with all references. ``population`` must be disjoint from ``candidates``.
+    """
+    candidates = _check_texts(candidates, "candidates")
+    population = _check_texts(population, "population")
+    if set(candidates) & set(population):
+        raise ValueError("population: must not overlap the candidates (members leak into the population)")
+    if not references:
+        raise ValueError("references: expected at least one reference model")
+    for r in references:
+        _check_same_tokenizer(_model(target), _model(r), "references")
+    mem = np.asarray(ref_memberships, dtype=bool)
+    if mem.shape != (len(candidates), len(references)):
+        raise ValueError(
+            f"ref_memberships: expected shape {(len(candidates), len(references))}, got {mem.shape}"
+        )
+    sx = [signals(r, candidates, max_length=max_length) for r in references]
+    sz = [signals(r, population, max_length=max_length) for r in references]
+    ref_x, ref_z = np.stack(sx, axis=1), np.stack(sz, axis=1)
+    if isinstance(a, str):
+        check_in(a, ("tune",), "a")
+        if len(references) < 2:
+            raise ValueError(
+                "references: a='tune' needs at least two reference models (one paired, one reference)"
+            )
+        a = _attacks.tune_a(
+            ref_x[:, 0], mem[:, 0], ref_x[:, 1:], mem[:, 1:], ref_z[:, 0], ref_z[:, 1:], gamma
+        )
+    tx = signals(target, candidates, max_length=max_length)
+    tz = signals(target, population, max_length=max_length)
+    return rmia_from_signals(tx, ref_x, mem, tz, ref_z, a, gamma)
+
+
+def reference_attack(target, reference, candidates: Sequence[str], *, max_length: int = 64) -> np.ndarray:
+    """Likelihood-ratio scores ``(n,)``: mean token log-prob under ``target`` minus under ``reference``."""
+    _check_same_tokenizer(_model(target), _model(reference), "reference")
+    lt = token_logprobs(target, candidates, max_length=max_length)
+    lr = token_logprobs(reference, candidates, max_length=max_length)
+    return np.array([a.mean() - b.mean() for a, b in zip(lt, lr)])
+
+
+def min_k_percent(model, texts: Sequence[str], k: float = 0.2, *, max_length: int = 64) -> np.ndarray:
+    """Min-K% Prob scores ``(n,)`` (Shi et al. 2024): mean of each text's lowest ⌈k·T⌉ token log-probs."""
+    k = _check_positive(k, "k")
+    if k > 1:
+        raise ValueError(f"k: expected a fraction in (0, 1], got {k}")
+    return _attacks.min_k_percent(token_logprobs(model, texts, max_length=max_length), k)
+
+
+def roc_auc(labels, scores) -> float:
+    """ROC AUC of ``scores`` ``(n,)`` for bool ``labels`` ``(n,)`` (both classes needed; ties count ½)."""
+    labels, scores = _check_labels_scores(labels, scores)
+    return _attacks.roc_auc(labels, scores)
+
+
+def tpr_at_fpr(labels, scores, fpr: float = 0.01) -> float:
+    """The best TPR at FPR ≤ ``fpr`` over thresholds ``score ≥ t``."""
+    labels, scores = _check_labels_scores(labels, scores)
+    if not 0 <= float(fpr) <= 1:
+        raise ValueError(f"fpr: expected a number in [0, 1], got {fpr!r}")
+    return _attacks.tpr_at_fpr(labels, scores, float(fpr))
+
+
+def _check_labels_scores(labels, scores):
+    scores = check_array(scores, ndim=1, name="scores")
+    labels = np.asarray(labels)
+    if labels.shape != scores.shape or not np.isin(labels, (0, 1)).all():
+        raise ValueError(f"labels: expected 0/1 or bool of shape {scores.shape}")
+    labels = labels.astype(bool)
+    if labels.all() or not labels.any():
+        raise ValueError("labels: both members and non-members are needed")
+    return labels, scores
+
+
+# --------------------------------------------------------------------------------------------- canaries
+def insert_canaries(
+    texts: Sequence[str],
+    n: int = 8,
+    repeats: int = 1,
+    template: str = "My secret code is {secret}.",
+    seed: int = 0,
+    *,
+    digits: int = 6,
+) -> tuple[list[str], list[Canary]]:
+    """``texts`` with ``n`` random-digit canaries inserted ``repeats`` times each, and the canaries."""
+    texts = _check_texts(texts, "texts")
+    if not isinstance(template, str) or "{secret}" not in template:
+        raise ValueError("template: expected a str containing '{secret}'")
+    return _canaries.insert(
+        texts,
+        check_int(n, "n", minimum=1),
+        check_int(repeats, "repeats", minimum=1),
+        template,
+        check_int(seed, "seed", minimum=0),
+        check_int(digits, "digits", minimum=1),
+    )
+
+
+def canary_exposure(
+    model, canaries: Sequence[Canary], n_nonmembers: int = 256, *, seed: int = 0
+) -> np.ndarray:
+    """Sampled exposure per canary ``(n,)``: log2(m+1) − log2(rank among m fresh secrets by NLL)."""
+    if not canaries or not all(isinstance(c, Canary) for c in canaries):
+        raise ValueError("canaries: expected a non-empty list of Canary (from insert_canaries)")
+    m = check_int(n_nonmembers, "n_nonmembers", minimum=1)
+    rng = np.random.default_rng(seed)
+    out = np.empty(len(canaries))
+    for i, c in enumerate(canaries):
+        others = [c.template.format(secret=s) for s in _canaries.random_secrets(rng, m, len(c.secret))]
+        nll = -np.array([lp.sum() for lp in token_logprobs(model, [c.text, *others])])
+        out[i] = _canaries.exposure(nll[0], nll[1:])
+    return out
+
+
+def k_extractable(model, canaries: Sequence[Canary], context_tokens: int = 10) -> np.ndarray:
+    """Whether greedy decoding from each canary's first ``context_tokens`` tokens gives the rest ``(n,)``.
+
+    Greedy decoding reproduces the suffix exactly iff the argmax at every suffix position (given the true
+    prefix) is the true token, so one teacher-forced forward pass decides it.
+    """
+    import torch
+
+    if not canaries or not all(isinstance(c, Canary) for c in canaries):
+        raise ValueError("canaries: expected a non-empty list of Canary (from insert_canaries)")
+    k = check_int(context_tokens, "context_tokens", minimum=1)
+    hf = _model(model)
+    out = np.zeros(len(canaries), dtype=bool)
+    with torch.no_grad():
+        for i, c in enumerate(canaries):
+            ids = torch.tensor([hf.tokenizer(c.text)["input_ids"]])
+            if ids.shape[1] <= k:
+                raise ValueError(f"context_tokens: canary {i} has only {ids.shape[1]} tokens (need > {k})")
+            pred = hf.model(input_ids=ids).logits[0, k - 1 : -1].argmax(-1)
+            out[i] = bool((pred == ids[0, k:]).all())
+    return out
+
+
+# --------------------------------------------------------------------------------------------- data
+def load_texts(path, *, field: str = "text", split: str = "paragraph", min_chars: int = 1) -> list[str]:
+    """Texts from a ``.jsonl`` file (its string ``field``) or a plain-text file (``split`` by line/paragraph).
+
+    For user corpora such as Pile or SAMSum exports; texts shorter than ``min_chars`` are dropped.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ValueError(f"path: no file at {path}")
+    split = check_in(split, ("line", "paragraph"), "split")
+    min_chars = check_int(min_chars, "min_chars", minimum=1)
+    texts = _data.read_jsonl(path, field) if path.suffix == ".jsonl" else _data.read_text(path, split)
+    texts = [t for t in texts if len(t) >= min_chars]
+    if not texts:
+        raise ValueError(f"path: {path} holds no text of at least {min_chars} characters")
+    return texts
+
+
+# --------------------------------------------------------------------------------------------- distance
+def distribution_distance(texts_a: Sequence[str], texts_b: Sequence[str], embedder: Callable) -> float:
+    """Exact 1-Wasserstein distance between the embeddings of two equal-size text sets.
+
+    ``embedder(texts) -> (n, d)`` array (e.g. MiniLM's ``encode``); the cost is Euclidean and the
+    optimal coupling of two uniform n-point measures is a permutation (linear assignment).
+    """
+    texts_a, texts_b = _check_texts(texts_a, "texts_a"), _check_texts(texts_b, "texts_b")
+    if len(texts_a) != len(texts_b):
+        raise ValueError(f"texts_b: expected {len(texts_a)} texts (equal sizes), got {len(texts_b)}")
+    ea = check_array(np.asarray(embedder(texts_a), dtype=float), ndim=2, name="embedder(texts_a)")
+    eb = check_array(np.asarray(embedder(texts_b), dtype=float), ndim=2, name="embedder(texts_b)")
+    if ea.shape != eb.shape:
+        raise ValueError("embedder: returned embeddings of different widths for the two sets")
+    return _distance.wasserstein_equal(ea, eb)

@@ -1,0 +1,200 @@
+import math
+from types import SimpleNamespace
+
+import numpy as np
+import pytest
+import torch
+
+import iclr26.dp_adaptation_privacy as dpa
+from iclr26.dp_adaptation_privacy import _dpsgd
+
+from .conftest import opacus_or_skip
+
+
+class _ToyLM(torch.nn.Module):
+    """Embedding → tanh → linear head: a causal LM that opacus supports layer by layer."""
+
+    def __init__(self, vocab=11, dim=6):
+        super().__init__()
+        self.emb = torch.nn.Embedding(vocab, dim)
+        self.head = torch.nn.Linear(dim, vocab)
+
+    def forward(self, input_ids):
+        return SimpleNamespace(logits=self.head(torch.tanh(self.emb(input_ids))))
+
+
+def _batch(seed=0, b=5, length=7, vocab=11):
+    g = torch.Generator().manual_seed(seed)
+    ids = torch.randint(0, vocab, (b, length), generator=g)
+    mask = torch.ones(b, length, dtype=torch.long)
+    mask[0, 4:] = 0
+    return ids, mask
+
+
+def test_per_sample_grads_match_a_loop(tiny, texts):
+    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:3], 16)
+    params = {k: p.detach() for k, p in tiny.model.named_parameters()}
+    grads = _dpsgd.per_sample_grads(tiny.model, params, ids, mask)
+    for i in range(3):
+        p = {k: v.clone().requires_grad_() for k, v in params.items()}
+        ref = torch.autograd.grad(_dpsgd.sequence_loss(tiny.model, p, ids[i], mask[i]), list(p.values()))
+        for (k, _), r in zip(p.items(), ref):
+            assert torch.allclose(grads[k][i], r, atol=1e-5)
+
+
+def test_clipping_bounds_each_contribution():
+    g = {"a": torch.randn(6, 3, 2) * 10, "b": torch.randn(6, 4)}
+    one = [{k: v[i : i + 1] for k, v in g.items()} for i in range(6)]
+    for single in one:
+        s = _dpsgd.clip_and_sum(single, 0.5)
+        assert math.sqrt(sum(float(v.pow(2).sum()) for v in s.values())) <= 0.5 + 1e-5
+    small = {k: v * 1e-4 for k, v in g.items()}
+    assert all(torch.allclose(_dpsgd.clip_and_sum(small, 1.0)[k], small[k].sum(0)) for k in g)
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.8])
+def test_noisy_clipped_update_matches_opacus(sigma):
+    opacus_or_skip()
+    from opacus import GradSampleModule
+    from opacus.optimizers import DPOptimizer
+
+    torch.manual_seed(0)
+    model = _ToyLM()
+    ids, mask = _batch()
+    params = {k: p.detach().clone() for k, p in model.named_parameters()}
+    ours = _dpsgd.dp_gradient(
+        model,
+        params,
+        ids,
+        mask,
+        max_grad_norm=0.3,
+        sigma=sigma,
+        expected_batch_size=5,
+        generator=torch.Generator().manual_seed(7),
+    )
+    gsm = GradSampleModule(model)
+    opt = DPOptimizer(
+        torch.optim.SGD(gsm.parameters(), lr=0.1),
+        noise_multiplier=sigma,
+        max_grad_norm=0.3,
+        expected_batch_size=5,
+    )
+    opt.zero_grad()
+    loss = _batched_loss(gsm, ids, mask)
+    loss.backward()
+    torch.manual_seed(7)
+    opt.pre_step()
+    for k, p in gsm._module.named_parameters():
+        assert torch.allclose(ours[k], p.grad, atol=1e-6), k
+
+
+def _batched_loss(model, ids, mask):
+    logp = torch.log_softmax(model(input_ids=ids).logits[:, :-1], dim=-1)
+    tok = logp.gather(-1, ids[:, 1:, None])[..., 0]
+    m = mask[:, 1:].float()
+    return (-(tok * m).sum(1) / m.sum(1)).mean()
+
+
+def test_adapt_non_private_fits_and_private_is_noisy(tiny, texts):
+    texts = texts[:8]
+    base = dpa.validation_loss(tiny, texts, max_length=16)
+    free = dpa.adapt(tiny, texts, "full", math.inf, epochs=2, batch_size=4, lr=1e-2, max_length=16)
+    assert free.noise_multiplier == 0 and free.steps == 4 and free.delta == 1 / 8
+    assert dpa.validation_loss(free, texts, max_length=16) < base - 1
+    dp = dpa.adapt(tiny, texts, "full", 1.0, epochs=2, batch_size=4, lr=1e-2, max_length=16)
+    assert dp.noise_multiplier == pytest.approx(dpa.noise_multiplier(1.0, 1 / 8, 0.5, 4))
+    assert dpa.validation_loss(dp, texts, max_length=16) > dpa.validation_loss(free, texts, max_length=16)
+
+
+def test_head_unties_and_trains_only_the_head(tiny, texts):
+    a = dpa.adapt(tiny, texts[:8], "head", 8.0, epochs=1, batch_size=4, lr=1e-2, max_length=16)
+    new, old = a.model.model, tiny.model
+    assert torch.equal(new.get_input_embeddings().weight, old.get_input_embeddings().weight)
+    assert not torch.equal(new.get_output_embeddings().weight, old.get_output_embeddings().weight)
+    assert (
+        old.get_output_embeddings().weight is old.get_input_embeddings().weight
+    )  # the original is untouched
+    for (k, p), (_, q) in zip(new.model.layers.named_parameters(), old.model.layers.named_parameters()):
+        assert torch.equal(p, q), k
+
+
+def test_adapt_is_seeded(tiny, texts):
+    runs = [dpa.adapt(tiny, texts[:8], "head", 4.0, batch_size=4, max_length=16, seed=s) for s in (3, 3, 4)]
+    s = [dpa.signals(r, texts[:4], max_length=16) for r in runs]
+    assert np.array_equal(s[0], s[1]) and not np.array_equal(s[0], s[2])
+    assert runs[0].batch_sizes == runs[1].batch_sizes
+
+
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        ({"method": "adapter"}, "method"),
+        ({"method": "prefix"}, "method"),
+        ({"epsilon": 0}, "epsilon"),
+        ({"epsilon": -3}, "epsilon"),
+        ({"delta": 0.0}, "delta"),
+        ({"delta": 1.5}, "delta"),
+        ({"batch_size": 0}, "batch_size"),
+        ({"epochs": 0}, "epochs"),
+        ({"max_grad_norm": 0}, "max_grad_norm"),
+        ({"texts": []}, "texts"),
+        ({"texts": "one string"}, "texts"),
+        ({"texts": ["fine text here", "a"], "batch_size": 1}, "texts"),
+    ],
+)
+def test_adapt_bad_input(tiny, texts, kw, name):
+    args = {"texts": texts, **kw}
+    with pytest.raises(ValueError, match=name):
+        dpa.adapt(tiny, **args, max_length=24)
+
+
+def test_adapt_warns_on_large_delta(tiny, texts):
+    with pytest.warns(UserWarning, match="delta"):
+        dpa.adapt(tiny, texts[:4], "head", 8.0, delta=0.5, batch_size=4, max_length=16)
+
+
+def test_lora_trains_only_the_targets_and_is_merged(tiny, texts):
+    pytest.importorskip("peft")
+    texts = texts[:8]
+    a = dpa.adapt(tiny, texts, "lora", math.inf, epochs=2, batch_size=4, lr=2e-2, max_length=16, lora_r=4)
+    new, old = a.model.model, tiny.model
+    assert type(new) is type(old)  # merged back into a plain LlamaForCausalLM
+    changed = {
+        k for (k, p), (_, q) in zip(new.named_parameters(), old.named_parameters()) if not torch.equal(p, q)
+    }
+    assert changed and all(k.endswith(("q_proj.weight", "v_proj.weight")) for k in changed)
+    assert dpa.validation_loss(a, texts, max_length=16) < dpa.validation_loss(tiny, texts, max_length=16)
+
+
+@pytest.mark.parametrize("kw,name", [({"lora_r": 0}, "lora_r"), ({"lora_targets": "q_proj"}, "lora_targets")])
+def test_lora_bad_input(tiny, texts, kw, name):
+    with pytest.raises(ValueError, match=name):
+        dpa.adapt(tiny, texts[:4], "lora", batch_size=2, max_length=16, **kw)
+
+
+def test_match_validation_loss(tiny, texts):
+    train, val = texts[:8], texts[8:12]
+    base = dpa.validation_loss(tiny, val, max_length=16)
+    kw = dict(epsilon=math.inf, lrs=(1e-2,), max_epochs=2, batch_size=4, max_length=16)
+    easy = dpa.match_validation_loss(tiny, train, val, base - 0.5, ("head",), **kw)["head"]
+    assert easy.reached and easy.epochs == 1 and easy.validation_loss <= base - 0.5
+    assert easy.validation_loss == pytest.approx(dpa.validation_loss(easy.adapted, val, max_length=16))
+    hard = dpa.match_validation_loss(tiny, train, val, 0.01, ("head",), **kw)["head"]
+    assert not hard.reached and hard.epochs <= 2 and hard.validation_loss > 0.01
+
+
+@pytest.mark.parametrize(
+    "kw,name",
+    [
+        ({"target_loss": 0}, "target_loss"),
+        ({"lrs": ()}, "lrs"),
+        ({"lrs": (-1.0,)}, "lrs"),
+        ({"methods": ("prefix",)}, "methods"),
+        ({"max_epochs": 0}, "max_epochs"),
+        ({"validation": []}, "validation"),
+    ],
+)
+def test_match_validation_loss_bad_input(tiny, texts, kw, name):
+    args = {"validation": texts[8:10], "target_loss": 1.0, **kw}
+    with pytest.raises(ValueError, match=name):
+        dpa.match_validation_loss(tiny, texts[:4], batch_size=2, max_length=16, **args)
