@@ -294,7 +294,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "prefixmemory-tuning",
         "LLM methods",
-        "planned",
+        "partial",
         "Prefix-Tuning reworked so prefix and input contributions no longer trade off.",
     ),
     _E(
