@@ -128,3 +128,18 @@ def test_load_jsonl(tmp_path):
     path.write_text(json.dumps({"text": "a"}))
     with pytest.raises(ValueError, match="label"):
         load_jsonl(path)
+
+
+def test_label_logprobs_equal_a_per_item_computation(tiny):
+    from iclr26.prefixmemory_tuning import label_logprobs
+
+    prompts, labels = ["Story: Mary", "the quick brown fox"], [" Yes", " No answer"]
+    got = label_logprobs(tiny.model, tiny.tokenizer, prompts, labels, batch_size=3)
+    for i, p in enumerate(prompts):
+        for j, y in enumerate(labels):
+            pi = tiny.tokenizer(p, add_special_tokens=False)["input_ids"]
+            yi = tiny.tokenizer(y, add_special_tokens=False)["input_ids"]
+            with torch.no_grad():
+                logp = torch.log_softmax(tiny.model(input_ids=torch.tensor([pi + yi])).logits[0], -1)
+            want = sum(logp[len(pi) - 1 + k, t] for k, t in enumerate(yi))
+            assert got[i, j].item() == pytest.approx(want.item(), abs=1e-4)

@@ -2,7 +2,8 @@
 
 Public API in peft's conventions: :class:`PrefixMemoryConfig`, :func:`get_pmt_model`,
 :func:`save_pmt` / :func:`load_pmt`; one training loop shared with the peft baselines
-(:func:`train_peft`); the paper's diagnostics (:func:`memory_share`, :func:`bias_spectrum`);
+(:func:`train_peft`) and label scoring for generative classification
+(:func:`label_logprobs`); the paper's diagnostics (:func:`memory_share`, :func:`bias_spectrum`);
 a JSONL loader for users' classification data (:func:`load_jsonl`).
 """
 
@@ -10,6 +11,7 @@ from __future__ import annotations
 
 from ._data import load_jsonl
 from ._diagnostics import bias_spectrum, memory_share
+from ._eval import label_logprobs
 from ._memory import PrefixMemory, PrefixMemoryConfig
 from ._model import PMTModel, get_pmt_model, load_pmt, save_pmt
 from ._train import METHODS, TrainResult, train
@@ -21,6 +23,7 @@ __all__ = [
     "TrainResult",
     "bias_spectrum",
     "get_pmt_model",
+    "label_logprobs",
     "load_jsonl",
     "load_pmt",
     "memory_share",
