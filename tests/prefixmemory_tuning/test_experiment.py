@@ -42,12 +42,15 @@ def test_language_pools_drop_short_and_shared_words(word_lists):
 
 def test_experiment_runs_on_the_tiny_model(word_lists, tmp_path, monkeypatch):
     monkeypatch.setattr(experiment, "STEPS", 2)
+    monkeypatch.setattr(experiment, "LENGTHS", {True: (16, 24, 32), False: (16, 24, 32)})
+    monkeypatch.setattr(experiment, "N_GROUPS", 2)
     monkeypatch.setattr(experiment, "N_TEST_PER_CLASS", {True: 3, False: 3})
     ctx = RunContext(
         slug="prefixmemory-tuning", out_dir=tmp_path / "out", model="tiny-random", show_progress=False
     )
     result = experiment.run(ctx)
     measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
-    assert len(measured) == 3 and all(c.interval is not None for c in measured)
+    assert len(measured) == 5 and all(c.interval is not None for c in measured)
     assert {row["method"] for row in result.tables["accuracy"]} == {"base", "pmt", "prefix", "lora"}
     assert result.metrics["learning_rates"] == experiment.LEARNING_RATES
+    assert set(result.metrics["prefix_attention_mass_by_length"]) == {"16", "24", "32"}

@@ -143,3 +143,21 @@ def test_label_logprobs_equal_a_per_item_computation(tiny):
                 logp = torch.log_softmax(tiny.model(input_ids=torch.tensor([pi + yi])).logits[0], -1)
             want = sum(logp[len(pi) - 1 + k, t] for k, t in enumerate(yi))
             assert got[i, j].item() == pytest.approx(want.item(), abs=1e-4)
+
+
+def test_prefix_attention_mass_equals_the_eager_weights_and_falls_with_length(tiny):
+    pytest.importorskip("peft")
+    from iclr26.prefixmemory_tuning import prefix_attention_mass
+
+    model = adapt(tiny.model, "prefix", 0, None).eval()
+    short, long = "the quick", "the quick brown fox jumps over the lazy dog " * 6
+    alpha = prefix_attention_mass(model, tiny.tokenizer, [short, long])
+    assert alpha.shape == (2, 2, 4) and ((alpha > 0) & (alpha < 1)).all()
+    assert alpha[1].mean() < alpha[0].mean()  # more input keys share the softmax
+    assert model.get_base_model().config._attn_implementation == "sdpa"
+    ids = tiny.tokenizer(short, return_tensors="pt", add_special_tokens=False)["input_ids"]
+    model.get_base_model().set_attn_implementation("eager")
+    with torch.no_grad():
+        att = model(input_ids=ids, output_attentions=True).attentions[1][0, :, -1]
+    assert np.allclose(alpha[0, 1], att[:, :20].sum(-1).numpy(), atol=1e-6)
+    assert np.allclose(att.sum(-1).numpy(), 1.0, atol=1e-5)

@@ -3,14 +3,15 @@
 Public API in peft's conventions: :class:`PrefixMemoryConfig`, :func:`get_pmt_model`,
 :func:`save_pmt` / :func:`load_pmt`; one training loop shared with the peft baselines
 (:func:`train_peft`) and label scoring for generative classification
-(:func:`label_logprobs`); the paper's diagnostics (:func:`memory_share`, :func:`bias_spectrum`);
+(:func:`label_logprobs`); the paper's diagnostics (:func:`memory_share`,
+:func:`prefix_attention_mass`, :func:`bias_spectrum`);
 a JSONL loader for users' classification data (:func:`load_jsonl`).
 """
 
 from __future__ import annotations
 
 from ._data import load_jsonl
-from ._diagnostics import bias_spectrum, memory_share
+from ._diagnostics import bias_spectrum, memory_share, prefix_attention_mass
 from ._eval import label_logprobs
 from ._memory import PrefixMemory, PrefixMemoryConfig
 from ._model import PMTModel, get_pmt_model, load_pmt, save_pmt
@@ -27,6 +28,7 @@ __all__ = [
     "load_jsonl",
     "load_pmt",
     "memory_share",
+    "prefix_attention_mass",
     "save_pmt",
     "train_peft",
 ]

@@ -49,3 +49,26 @@ def bias_spectrum(pmt_model, tokenizer, prompts: list[str], layer: int) -> np.nd
         raise ValueError("prompts must hold at least two tokens in all")
     cov = torch.cov(bias.T)
     return torch.linalg.eigvalsh(cov).flip(0).clamp_min(0.0).numpy()
+
+
+def prefix_attention_mass(prefix_model, tokenizer, prompts: list[str]) -> np.ndarray:
+    """α of Eq. 3 for a peft Prefix-Tuning model: ``(n_prompts, n_layers, n_heads)``.
+
+    The attention probability the last token of each prompt puts on the ``num_virtual_tokens``
+    prefix positions (softmax over prefix + input keys), read from the eager kernel's weights.
+    """
+    n_virtual = prefix_model.peft_config[prefix_model.active_adapter].num_virtual_tokens
+    base = prefix_model.get_base_model()
+    impl = base.config._attn_implementation
+    base.set_attn_implementation("eager")
+    device = next(prefix_model.parameters()).device
+    out = []
+    try:
+        for prompt in prompts:
+            ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"].to(device)
+            with torch.no_grad():
+                att = prefix_model(input_ids=ids, output_attentions=True).attentions
+            out.append([a[0, :, -1, :n_virtual].sum(-1).float().cpu().numpy() for a in att])
+    finally:
+        base.set_attn_implementation(impl)
+    return np.asarray(out)

@@ -8,18 +8,21 @@ per method (the middle of the issue's grids), not tuned: see the docs page.
 
 Claims (intervals: hierarchical bootstrap over seeds, then test words within a seed, paired):
 (1) PMT - Prefix-Tuning accuracy > 0; (2) PMT - LoRA >= -2 points; (5) PMT step time <= LoRA's
-(ratio of mean step times over the same batches). Claims (3) and (4) (prefix attention mass,
-bias spectrum of Prefix-Tuning) are not implemented yet; math CFT and AlpacaEval-2 are not measurable.
+(ratio of mean step times over the same batches); (3) Prefix-Tuning's prefix attention mass at the
+last token falls with the input length (Spearman rho < -0.8) while PMT's memory share changes by at
+most 20 % (units: groups of prompts cut from one shuffled word run to each length). Claim (4) (bias
+spectrum of Prefix-Tuning) is not implemented yet; math CFT and AlpacaEval-2 are not measurable.
 """
 
 from __future__ import annotations
 
 import numpy as np
+from scipy.stats import spearmanr
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
 from ..uncertainty import hierarchical_bootstrap
-from . import PrefixMemoryConfig, label_logprobs, train_peft
+from . import PrefixMemoryConfig, label_logprobs, memory_share, prefix_attention_mass, train_peft
 from ._tasks import LANGUAGES, language_pools, prompt
 
 MODEL_OPTIONS = ("model",)
@@ -27,6 +30,9 @@ LEARNING_RATES = {"pmt": 3e-3, "prefix": 3e-2, "lora": 1e-3}
 N_TEST_PER_CLASS = {True: 10, False: 25}
 N_SEEDS = {True: 2, False: 5}
 STEPS = 20
+LENGTHS = {True: (16, 32, 64, 128), False: (16, 32, 64, 128, 256, 512)}
+N_GROUPS = 4
+SHARE_TOLERANCE = 0.2
 N_BOOT = 1000
 
 
@@ -43,9 +49,26 @@ def _correct(model, tokenizer, test) -> np.ndarray:
     return (scores.argmax(1).numpy() == np.array([LANGUAGES.index(y) for _, y in test])).astype(float)
 
 
-def _run_seed(hf, test, train_pools, rng, seed):
-    """Per method: correctness per test word and step times; plus the untrained model's correctness."""
+def _length_prompts(tokenizer, test, rng, lengths):
+    """``N_GROUPS`` rows of prompts: a shuffled run of test words cut to each length in tokens."""
+    rows = []
+    for _ in range(N_GROUPS):
+        words = [w for w, _ in test]
+        ids = tokenizer(" ".join(rng.permutation(words * 8)), add_special_tokens=False)["input_ids"]
+        rows.append([prompt(tokenizer.decode(ids[: n - 6])) for n in lengths])
+    return rows
+
+
+def _by_length(fn, model, tokenizer, rows) -> np.ndarray:
+    """Mean over layers and heads of ``fn`` per group and length: ``(N_GROUPS, n_lengths)``."""
+    return np.array([fn(model, tokenizer, row).mean(axis=(1, 2)) for row in rows])
+
+
+def _run_seed(hf, test, train_pools, rng, seed, lengths):
+    """Per method: correctness per test word and step times; the untrained model's correctness; the
+    prefix attention mass (Prefix-Tuning) and memory share (PMT) per length group."""
     train = [(prompt(str(rng.choice(train_pools[y]))), " " + y) for y in LANGUAGES]
+    rows = _length_prompts(hf.tokenizer, test, rng, lengths)
     out = {"base": (_correct(hf.model, hf.tokenizer, test), [])}
     for method, lr in LEARNING_RATES.items():
         cfg = PrefixMemoryConfig() if method == "pmt" else None
@@ -53,7 +76,38 @@ def _run_seed(hf, test, train_pools, rng, seed):
             hf, train, method, epochs=STEPS, lr=lr, batch_size=len(train), seed=seed, pmt_config=cfg
         )
         out[method] = (_correct(res.model, hf.tokenizer, test), res.step_times)
+        if method == "prefix":
+            out["alpha"] = _by_length(prefix_attention_mass, res.model, hf.tokenizer, rows)
+        if method == "pmt":
+            out["share"] = _by_length(memory_share, res.model, hf.tokenizer, rows)
     return out
+
+
+def _length_claims(runs, lengths):
+    rho = hierarchical_bootstrap(
+        lambda g: spearmanr(lengths, g.mean(0))[0], [r["alpha"] for r in runs], n_boot=N_BOOT, unit="groups"
+    )
+    drift = hierarchical_bootstrap(
+        lambda g: np.abs(g.mean(0) / g.mean(0)[0] - 1.0).max(),
+        [r["share"] for r in runs],
+        n_boot=N_BOOT,
+        unit="groups",
+    )
+    span = f"lengths {lengths[0]}-{lengths[-1]} tokens"
+    return [
+        rho.claim(
+            f"Prefix-Tuning's prefix attention mass falls with input length (Spearman rho, {span})",
+            "<",
+            -0.8,
+            paper="Eq. 3: alpha_i falls as the input grows",
+        ),
+        drift.claim(
+            f"PMT's memory share stays within +-20 % across {span} (max relative change)",
+            "<=",
+            SHARE_TOLERANCE,
+            paper="the memory term does not depend on the input length",
+        ),
+    ]
 
 
 def _diff_claim(runs, a, b, statement, op, reference, paper):
@@ -75,13 +129,14 @@ def _step_claim(runs):
     )
 
 
+def _mean_by_length(runs, key, lengths) -> dict[str, float]:
+    """Mean over seeds and groups of one per-length diagnostic, keyed by the length."""
+    means = np.mean([r[key].mean(0) for r in runs], axis=0)
+    return {str(n): float(v) for n, v in zip(lengths, means, strict=True)}
+
+
 def _not_yet() -> list[Claim]:
     return [
-        Claim.not_measurable(
-            "Prefix-Tuning's prefix attention mass falls with input length; PMT's memory share stays",
-            "prefix_attention_mass is not implemented yet in this version",
-            paper="Eq. 3: alpha_i falls with the input length",
-        ),
         Claim.not_measurable(
             "PMT's top-10 eigenvalue share of the bias covariance exceeds Prefix-Tuning's",
             "bias_spectrum exists for PMT only; the Prefix-Tuning bias is not extracted yet",
@@ -102,9 +157,10 @@ def run(ctx: RunContext) -> Result:
         raise ValueError(f"model: {hf.name} is not a local transformers model; PMT trains weights")
     hf.model.eval()
     test, train_pools = _split(language_pools(), N_TEST_PER_CLASS[ctx.small], ctx.rng(0))
+    lengths = LENGTHS[ctx.small]
     runs = []
     for k in ctx.progress(range(N_SEEDS[ctx.small]), N_SEEDS[ctx.small], "seeds"):
-        runs.append(_run_seed(hf, test, train_pools, ctx.rng(1 + k), ctx.seed + k))
+        runs.append(_run_seed(hf, test, train_pools, ctx.rng(1 + k), ctx.seed + k, lengths))
     claims = [
         _diff_claim(
             runs,
@@ -125,6 +181,7 @@ def run(ctx: RunContext) -> Result:
             "+8.1 points mean over tasks (Table 2)",
         ),
         _step_claim(runs),
+        *_length_claims(runs, lengths),
         *_not_yet(),
     ]
     table = [
@@ -141,7 +198,14 @@ def run(ctx: RunContext) -> Result:
     ]
     return Result(
         claims,
-        metrics={"learning_rates": LEARNING_RATES, "steps": STEPS, "n_test": len(test), "n_seeds": len(runs)},
+        metrics={
+            "prefix_attention_mass_by_length": _mean_by_length(runs, "alpha", lengths),
+            "pmt_memory_share_by_length": _mean_by_length(runs, "share", lengths),
+            "learning_rates": LEARNING_RATES,
+            "steps": STEPS,
+            "n_test": len(test),
+            "n_seeds": len(runs),
+        },
         tables={"accuracy": table},
         notes="1-shot language identification (4 classes) on SmolLM2-135M; learning rates fixed, not tuned.",
     )
