@@ -50,7 +50,7 @@ def test_experiment_runs_on_the_tiny_model(word_lists, tmp_path, monkeypatch):
     )
     result = experiment.run(ctx)
     measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
-    assert len(measured) == 5 and all(c.interval is not None for c in measured)
+    assert len(measured) == 6 and all(c.interval is not None for c in measured)
     assert {row["method"] for row in result.tables["accuracy"]} == {"base", "pmt", "prefix", "lora"}
     assert result.metrics["learning_rates"] == experiment.LEARNING_RATES
     assert set(result.metrics["prefix_attention_mass_by_length"]) == {"16", "24", "32"}

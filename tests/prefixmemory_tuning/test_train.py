@@ -161,3 +161,30 @@ def test_prefix_attention_mass_equals_the_eager_weights_and_falls_with_length(ti
         att = model(input_ids=ids, output_attentions=True).attentions[1][0, :, -1]
     assert np.allclose(alpha[0, 1], att[:, :20].sum(-1).numpy(), atol=1e-6)
     assert np.allclose(att.sum(-1).numpy(), 1.0, atol=1e-5)
+
+
+def test_prefix_bias_is_the_prefix_part_of_the_attention_output(tiny):
+    pytest.importorskip("peft")
+    from iclr26.prefixmemory_tuning import bias_vectors
+
+    model = adapt(tiny.model, "prefix", 0, None).eval()
+    layer, prompt = 1, "Story: Mary picks up the bag"
+    self_attn = model.get_base_model().model.layers[layer].self_attn
+    seen = {}
+    hooks = [
+        self_attn.v_proj.register_forward_hook(lambda m, i, o: seen.__setitem__("v", o)),
+        self_attn.o_proj.register_forward_hook(lambda m, i, o: seen.__setitem__("o_in", i[0])),
+    ]
+    model.get_base_model().set_attn_implementation("eager")
+    ids = tiny.tokenizer(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"]
+    with torch.no_grad():
+        att = model(input_ids=ids, output_attentions=True).attentions[layer][0, :, :, 20:]
+    for h in hooks:
+        h.remove()
+    model.get_base_model().set_attn_implementation("sdpa")
+    v = seen["v"][0].view(ids.shape[1], 2, 16).transpose(0, 1).repeat_interleave(2, dim=0)
+    input_part = torch.einsum("hqk,hkd->qhd", att, v).flatten(1)
+    bias = bias_vectors(model, tiny.tokenizer, [prompt], layer)
+    assert bias.shape == (ids.shape[1], 64)
+    assert torch.allclose(bias + input_part, seen["o_in"][0], atol=1e-5)
+    assert bias.abs().max() > 1e-3

@@ -11,7 +11,7 @@ a JSONL loader for users' classification data (:func:`load_jsonl`).
 from __future__ import annotations
 
 from ._data import load_jsonl
-from ._diagnostics import bias_spectrum, memory_share, prefix_attention_mass
+from ._diagnostics import bias_spectrum, bias_vectors, memory_share, prefix_attention_mass
 from ._eval import label_logprobs
 from ._memory import PrefixMemory, PrefixMemoryConfig
 from ._model import PMTModel, get_pmt_model, load_pmt, save_pmt
@@ -23,6 +23,7 @@ __all__ = [
     "PrefixMemoryConfig",
     "TrainResult",
     "bias_spectrum",
+    "bias_vectors",
     "get_pmt_model",
     "label_logprobs",
     "load_jsonl",

@@ -37,18 +37,59 @@ def memory_share(pmt_model, tokenizer, prompts: list[str]) -> np.ndarray:
     return np.asarray(out)
 
 
-def bias_spectrum(pmt_model, tokenizer, prompts: list[str], layer: int) -> np.ndarray:
-    """Eigenvalues (descending) of the covariance of the added bias vectors φ(q)ᵀM at ``layer``.
+def _pmt_bias(pmt_model, tokenizer, prompt: str, layer: int) -> torch.Tensor:
+    """PMT's added bias φ(q)ᵀM of every token at ``layer``: ``(seq, n_heads * d_head)``."""
+    return _recorded_pass(pmt_model, tokenizer, prompt)[layer][1].flatten(1)
 
-    The bias vector of a token is the memory read-out of all heads, concatenated
-    (``n_heads * d_head``); the covariance is over every token of every prompt (paper Fig. 3).
+
+def _prefix_bias(prefix_model, tokenizer, prompt: str, layer: int) -> torch.Tensor:
+    """Prefix-Tuning's added α Attn(q, K_p, V_p) per token at ``layer``: ``(seq, n_heads * d_head)``.
+
+    The eager attention weights on the virtual tokens times the prefix values (GQA groups repeated).
     """
-    rows = [_recorded_pass(pmt_model, tokenizer, p)[layer][1].flatten(1) for p in prompts]
-    bias = torch.cat(rows).double()
+    n_virtual = prefix_model.peft_config[prefix_model.active_adapter].num_virtual_tokens
+    base = prefix_model.get_base_model()
+    impl = base.config._attn_implementation
+    base.set_attn_implementation("eager")
+    device = next(prefix_model.parameters()).device
+    ids = tokenizer(prompt, return_tensors="pt", add_special_tokens=False)["input_ids"].to(device)
+    try:
+        with torch.no_grad():
+            att = prefix_model(input_ids=ids, output_attentions=True).attentions[layer][0, :, :, :n_virtual]
+            values = prefix_model.get_prompt(batch_size=1).layers[layer].values[0]
+    finally:
+        base.set_attn_implementation(impl)
+    values = values.repeat_interleave(att.shape[0] // values.shape[0], dim=0)
+    return torch.einsum("hqp,hpd->qhd", att.float(), values.float()).flatten(1).cpu()
+
+
+def bias_vectors(model, tokenizer, prompts: list[str], layer: int) -> torch.Tensor:
+    """The vectors each method adds to the attention output (before ``o_proj``) at ``layer``.
+
+    ``model`` is a :class:`PMTModel` (φ(q)ᵀM) or a peft Prefix-Tuning model (α Attn(q, K_p, V_p),
+    Eq. 3). Returns ``(n_tokens, n_heads * d_head)``, one row per token of every prompt.
+    """
+    from ._model import PMTModel
+
+    one = _pmt_bias if isinstance(model, PMTModel) else _prefix_bias
+    return torch.cat([one(model, tokenizer, p, layer).float() for p in prompts])
+
+
+def bias_spectrum(model, tokenizer, prompts: list[str], layer: int) -> np.ndarray:
+    """Eigenvalues (descending) of the covariance of :func:`bias_vectors` (paper Fig. 3).
+
+    The covariance is over every token of every prompt; works for PMT and Prefix-Tuning models.
+    """
+    bias = bias_vectors(model, tokenizer, prompts, layer).double()
     if bias.shape[0] < 2:
         raise ValueError("prompts must hold at least two tokens in all")
-    cov = torch.cov(bias.T)
-    return torch.linalg.eigvalsh(cov).flip(0).clamp_min(0.0).numpy()
+    return spectrum(bias.numpy())
+
+
+def spectrum(rows: np.ndarray) -> np.ndarray:
+    """Descending eigenvalues of the covariance of ``rows`` ``(n, d)`` (negatives from rounding → 0)."""
+    cov = np.cov(np.asarray(rows, dtype=float), rowvar=False)
+    return np.clip(np.linalg.eigvalsh(np.atleast_2d(cov))[::-1], 0.0, None)
 
 
 def prefix_attention_mass(prefix_model, tokenizer, prompts: list[str]) -> np.ndarray:
