@@ -294,8 +294,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "prefixmemory-tuning",
         "LLM methods",
-        "planned",
+        "partial",
         "Prefix-Tuning reworked so prefix and input contributions no longer trade off.",
+        budget_s=120.0,
+        budget_reason="SmolLM2-135M trained on CPU: 3 PEFT methods x 2 seeds x 20 steps, plus 4 x 40 x 4 "
+        "label scorings, 32 length probes, bias spectra (115 CPU-s, 113 s wall on the loaded machine)",
     ),
     _E(
         "hadola",
