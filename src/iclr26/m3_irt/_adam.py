@@ -37,9 +37,9 @@ def authors_initial(kind: str, n_models: int, layout: Layout) -> np.ndarray:
 class _Cells:
     """Per-cell constants and scratch buffers of one fit (the cell-level work allocates nothing).
 
-    ``shape`` is the cell grid: (n_models, n_columns) for 2PL, (n_blocks, n_models, n_items) for M3/M2-IRT
-    (see :class:`_Blocks`); ``sign`` is +1 for a correct answer, -1 for a wrong one and 0 for a cell
-    outside training (or a padding cell of the block grid).
+    ``sign`` has the shape of the cell grid, (n_models, n_columns) for 2PL and (n_blocks, n_models,
+    n_items) for M3/M2-IRT (see :class:`_Blocks`): +1 for a correct answer, -1 for a wrong one and 0 for
+    a cell outside training (or a padding cell of the block grid).
     """
 
     def __init__(self, sign: np.ndarray, n_obs: float, eps: float, dtype: type):
@@ -80,10 +80,9 @@ class _Blocks:
         rank = np.empty_like(order)
         rank[order] = np.arange(order.size) - first
         pairs, block = np.unique(np.stack([pattern, rank], 1), axis=0, return_inverse=True)
-        self.block, self.item = block.ravel(), layout.group
         self.P = patterns[pairs[:, 0]].astype(dtype)  # (n_blocks, 4)
         sign = np.zeros((len(pairs), Y.shape[0], g))
-        sign[self.block, :, self.item] = _signs(Y, mask).T
+        sign[block.ravel(), :, layout.group] = _signs(Y, mask).T
         self.cells = _Cells(sign, float(mask.sum()), eps, dtype)
 
 
@@ -188,7 +187,6 @@ def adam(
             return _loss_grad_2pl(z, cells, layout.n_columns)
     else:
         blocks = _Blocks(Y, mask, layout, eps, dtype)
-        cells = blocks.cells
 
         def loss_grad(z):
             return _loss_grad_blocks(kind, z, blocks)
