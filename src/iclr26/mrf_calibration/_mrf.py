@@ -183,13 +183,12 @@ def chain(d, lo, hi, w_in, steps: int, update: str):
     return _chain_function().apply(d, lo, hi, c0, dc, steps, update == "authors")
 
 
-def _neighbour_sum(q, lo, hi, out=None):
-    """``m_i = q_i + lo_i q_{i-1} + hi_i q_{i+1}`` (into ``out``, else a new tensor), by fused
-    multiply-adds on slices."""
-    m = q.clone() if out is None else out.copy_(q)
-    m[:, 1:].addcmul_(lo[:, 1:], q[:, :-1])
-    m[:, :-1].addcmul_(hi[:, :-1], q[:, 1:])
-    return m
+def _neighbour_sum(q, lo, hi, out):
+    """``m_i = q_i + lo_i q_{i-1} + hi_i q_{i+1}`` into ``out``, by fused multiply-adds on slices."""
+    out.copy_(q)
+    out[:, 1:].addcmul_(lo[:, 1:], q[:, :-1])
+    out[:, :-1].addcmul_(hi[:, :-1], q[:, 1:])
+    return out
 
 
 def _neighbour_sum_adjoint(g, lo, hi, out):
@@ -201,17 +200,18 @@ def _neighbour_sum_adjoint(g, lo, hi, out):
     return out
 
 
-def _log_odds(q, p):
-    """``log(q + eps) - log(p + eps)``, as one log of a ratio."""
+def _log_odds(q, p, out, tmp):
+    """``log(q + eps) - log(p + eps)`` into ``out``, as one log of a ratio (``tmp``: scratch)."""
     torch = _torch()
-    return torch.log_((q + EPS).div_(p + EPS))
+    return torch.add(q, EPS, out=out).div_(torch.add(p, EPS, out=tmp)).log_()
 
 
 @functools.cache
 def _chain_function():
     """The chain as a ``torch.autograd.Function`` (built on first use: torch is imported lazily).
 
-    Forward keeps every step's beliefs ``(q_k, p_k)``; backward walks the steps in reverse. With
+    When a gradient is needed, forward keeps every step's beliefs ``(q_k, p_k)`` (inference overwrites
+    one pair of buffers instead); backward walks the steps in reverse. With
     ``G_q``, ``G_p`` the gradients reaching step ``k + 1``'s beliefs, ``g_u = (G_q - G_p) q_{k+1} p_{k+1}``
     (as ``dq/du = q p = -dp/du``); ``u_k`` depends on ``c_0`` through ``-(lo + 1 + hi)``, on ``dc`` through
     ``-m_k``, and on ``q_k``/``p_k`` through ``-dc m_k`` and, with the compounding update, the log-odds.
@@ -225,13 +225,13 @@ def _chain_function():
             keep = any(ctx.needs_input_grad)
             q, p = d.clone(), 1.0 - d
             s_c0 = (lo + 1.0 + hi).mul_(c0)
-            log0 = _log_odds(q, p).sub_(s_c0)
-            qs, ps = [q], [p]
             m, u, tmp = torch.empty_like(d), torch.empty_like(d), torch.empty_like(d)
+            log0 = _log_odds(q, p, torch.empty_like(d), tmp).sub_(s_c0)
+            qs, ps = [q], [p]
             for step in range(steps):
                 _neighbour_sum(q, lo, hi, out=m)
                 if compounding and step > 0:  # the previous step's log-odds (step 0: the initial ones)
-                    torch.add(q, EPS, out=u).div_(torch.add(p, EPS, out=tmp)).log_().sub_(s_c0)
+                    _log_odds(q, p, u, tmp).sub_(s_c0)
                 else:
                     u.copy_(log0)
                 u.addcmul_(m, dc, value=-1.0)
