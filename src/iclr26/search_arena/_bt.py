@@ -159,18 +159,14 @@ def _fit_point(X, W, S, n_models, reg) -> np.ndarray:
     return theta[0]
 
 
-def _fit_replicates(X, W, S, n_models, reg, theta_hat, pairs=None) -> np.ndarray:
-    """All bootstrap replicates (rows of ``W``/``S``), in chunks small enough to stay in cache.
-
-    For plain BT (``pairs`` given) a replicate whose resampled battles leave some model without a win or
-    without a loss has no finite optimum; the solver still stops (the gradient vanishes as ratings run
-    off), so such replicates are found by the identifiability check and reported as not converged.
+def _fit_replicates(X, W, S, n_models, reg, theta_hat) -> np.ndarray:
+    """All bootstrap replicates (rows of ``W``/``S``) of the controlled model, in chunks small enough
+    to stay in cache. (The plain-BT bootstrap, which also checks identifiability, is
+    :func:`_bootstrap_pairs`.)
     """
     D = _Design(X)
     H_inv = chord_inverse(D, W.mean(axis=0), n_models, reg, theta_hat)
     theta, ok = _chord_chunks(D, H_inv, W, S, n_models, reg, theta_hat)
-    if pairs is not None:
-        _flag_unidentified(theta, ok, pairs, W, S, theta_hat, n_models)
     _warn_unconverged(ok)
     return theta
 
@@ -188,7 +184,12 @@ def _chord_chunks(D, H_inv, W, S, n_models, reg, theta_hat) -> tuple[np.ndarray,
 
 
 def _flag_unidentified(theta, ok, pairs, W, S, theta_hat, n_models) -> None:
-    """Mark (in ``ok``) the replicates whose ratings ran off because some model has no finite optimum."""
+    """Mark (in ``ok``) the replicates whose ratings ran off because some model has no finite optimum.
+
+    A plain-BT replicate whose resampled battles leave some model without a win or without a loss has
+    no finite optimum; the solver still stops (the gradient vanishes as ratings run off), so such
+    replicates are found here by the identifiability check and reported as not converged.
+    """
     spread = np.ptp(theta[:, :n_models], axis=1)
     for r in np.flatnonzero(spread > 4.0 * max(np.ptp(theta_hat[:n_models]), 1.0)):
         ok[r] &= not unidentified_models(*_replicate_rows(pairs, W[r], S[r]), n_models)
