@@ -188,6 +188,11 @@ def test_bad_input_names_the_argument():
         MRFCalibrator(lr=0).fit(rows, y, val=(rows, y))
     with pytest.raises(ValueError, match=r"scores\[0\]"):
         MRFCalibrator().fit([np.array([])] + rows[1:], y, val=(rows, y))
+    huge = list(rows)
+    huge[3] = huge[3].copy()
+    huge[3][0] = 3e38  # finite in float32, but the scores' range is not
+    with pytest.raises(ValueError, match=r"scores\[3\].*overflows float32"):
+        MRFCalibrator().fit(huge, y, val=(rows, y))
     with pytest.raises(ValueError, match="y must have length"):
         MRFCalibrator().fit(rows, y[:-1], val=(rows, y))
     with pytest.raises(ValueError, match="mixes"):

@@ -19,6 +19,9 @@ OPTIMIZERS = ("authors", "lbfgs")
 PARAM_NAMES = ("w1", "w11", "w_prime1", "w_prime11", "w_final", "b_final")
 
 
+_MAX_SCORE = float(np.finfo(np.float32).max) / 2  # any two scores' difference is then a finite float32
+
+
 def check_scores(scores: Any, name: str = "scores") -> tuple[list[np.ndarray], str]:
     """Token scores as a list of ``(L_b, C)`` float32 arrays and their kind (``"scalar"``/``"fastdetect"``).
 
@@ -43,6 +46,12 @@ def check_scores(scores: Any, name: str = "scores") -> tuple[list[np.ndarray], s
         a = a.astype(np.float32)
         if not np.isfinite(a).all():
             raise ValueError(f"{name}[{i}] contains NaN or infinite values")
+        if a.size and np.abs(a).max() > _MAX_SCORE:
+            # the min-max normalisation divides by a range (that of the zero padding included in
+            # authors mode), which must itself be a finite float32
+            raise ValueError(
+                f"{name}[{i}] holds |values| above {_MAX_SCORE:.3g}; their range overflows float32"
+            )
         ndims.add(a.ndim)
         rows.append(a[:, None] if a.ndim == 1 else a)
     if len(ndims) > 1:
