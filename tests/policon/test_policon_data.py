@@ -92,15 +92,14 @@ def test_oracle_table_on_full_authors_data(authors):
             assert round(cells[(goal, k)], digits) == ref, (goal, k, cells[(goal, k)])
 
 
-def test_scoring_28620_rows_is_fast(shared_data):
-    import time
-
-    rows = oracle_rows(shared_data.tasks) * 12  # 28,740 rows, the size of the full benchmark
-    a = row_arrays(rows)
-    t0 = time.perf_counter()
-    out = score_rows(a)
-    assert time.perf_counter() - t0 < 1.0
-    assert out["outcome"].shape == (len(rows),)
+def test_scoring_a_full_benchmark_sized_batch(shared_data):
+    """28,740 rows, the size of the full benchmark, in one vectorised call (its speed is measured by
+    benchmarks/policon_scoring.py, not asserted here)."""
+    base = oracle_rows(shared_data.tasks)
+    out = score_rows(row_arrays(base * 12))
+    single = score_rows(row_arrays(base))
+    assert out["outcome"].shape == (12 * len(base),)
+    assert np.array_equal(out["outcome"], np.tile(single["outcome"], 12))
 
 
 def test_oracle_cells_on_shared_topics_equal_plain_loops(shared_data):
