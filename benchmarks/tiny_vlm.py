@@ -34,7 +34,8 @@ def main() -> None:
     t0 = time.perf_counter()
     vlm = load_embedded_vlm(TinyVLMConfig(), cache_dir=cache, lm=lm)
     print(
-        f"front end: trained_now={vlm.stats['trained_now']} train {vlm.stats.get('train_seconds', 0):.1f} s, "
+        f"front end: trained_now={vlm.stats['trained_now']} train {vlm.stats.get('train_seconds', 0):.1f} s "
+        f"({vlm.stats.get('train_cpu_seconds', 0):.1f} CPU-s), "
         f"load {time.perf_counter() - t0:.2f} s, train token accuracy {vlm.stats['train_token_acc']:.3f}"
     )
     t0 = time.perf_counter()
