@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -84,9 +85,12 @@ def test_purify_pipeline_on_tiny_model(tiny):
     sus, _ = bs.train_lora(tiny, bs.poison(pool[:8], "badnet", rate=0.5, seed=0), r=2, alpha=4,
                            targets=("gate_proj", "up_proj", "down_proj"), lr=1e-2, epochs=1, batch=8)
     calls = []
-    out = bs.purify(tiny, sus, pool, n=2, n_per_variant=6, recover_n=4, r=2, alpha=4, lr=1e-2, batch=8,
-                    recover_epochs=1, progress=lambda i, n: calls.append((i, n)))
-    assert calls == [(1, 2), (2, 2)]
+    kw = dict(n=2, n_per_variant=6, recover_n=4, r=2, alpha=4, lr=1e-2, batch=8, recover_epochs=1)
+    out = bs.purify(tiny, sus, pool, progress=calls.append, **kw)
+    assert calls == ["variants", "recovery"]
+    forked = bs.purify(tiny, sus, pool, workers=2, **kw)  # variant adapters trained in 2 processes
+    assert forked.signature == out.signature
+    assert all(torch.equal(forked.adapter[k], out.adapter[k]) for k in out.adapter)
     assert set(out.adapter) == set(sus) and len(out.recovery_losses) == 1
     assert len(out.scores) == 6  # 2 layers x gate/up/down
     for module, chan in out.signature:
@@ -97,3 +101,27 @@ def test_purify_pipeline_on_tiny_model(tiny):
             assert torch.all(out.suppressed[module + ".lora_A.weight"][:, j] == 0)
     with pytest.raises(ValueError, match="suspicious"):
         bs.purify(tiny, sus, pool, r=8)
+    with pytest.raises(ValueError, match="workers"):
+        bs.purify(tiny, sus, pool, workers=0, **kw)
+
+
+def test_tail_training_equals_full_forward(tiny, monkeypatch):
+    """LoRA on layer 1 only: training from cached layer-0 states gives the full forward's losses and
+    adapter; the cache is filled once and reused."""
+    samples = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog " * (i % 3 + 1)}
+               for i in range(8)]
+    kw = dict(r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=0, layers=[1])
+    cache = {}
+    tail, tail_losses = bs.train_lora(tiny, samples, cache=cache, **kw)
+    assert len(cache) == len(samples) and all(".layers.1." in k for k in tail)
+    again, _ = bs.train_lora(tiny, samples, cache=cache, **kw)
+    assert len(cache) == len(samples) and all(torch.equal(again[k], tail[k]) for k in tail)
+    monkeypatch.setattr(bs._lora, "first_layer", lambda names: 0)  # force the full forward
+    full, full_losses = bs.train_lora(tiny, samples, **kw)
+    np.testing.assert_allclose(tail_losses, full_losses, rtol=1e-5)
+    for k in full:
+        torch.testing.assert_close(tail[k], full[k], rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="name no linear layer"):
+        bs.train_lora(tiny, samples, layers=[7])
+    with pytest.raises(ValueError, match="cache"):
+        bs.train_lora(tiny, samples, cache=[])

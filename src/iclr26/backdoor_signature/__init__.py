@@ -303,28 +303,38 @@ def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length
 def train_lora(
     model, samples: Sequence[dict], template: str | None = "alpaca", r: int = 8, alpha: float = 16.0,
     targets: str | Sequence[str] = "all-linear", lr: float = 2e-4, epochs: int = 1, batch: int = 4,
-    seed: int = 0, max_length: int = 256,
+    seed: int = 0, max_length: int = 256, layers: Sequence[int] | None = None, cache: dict | None = None,
 ) -> tuple[Adapter, list[float]]:
     """Train a LoRA adapter on ``samples`` (loss on the response tokens); ``model`` is left unchanged.
 
-    ``targets``: ``"all-linear"`` (every linear layer but ``lm_head``) or projection names. Returns the
+    ``targets``: ``"all-linear"`` (every linear layer but ``lm_head``) or projection names; ``layers``:
+    only these decoder layers (``None``: all). When the adapted layers start at layer ``s > 0``, the
+    frozen layers ``< s`` run once per sample and each step runs layers ``s..`` only (same loss and
+    gradients); pass the same ``cache`` dict to several calls to reuse those states. Returns the
     PEFT-style adapter state dict and the per-step training losses.
     """
     model = _check_lm(model)
     args = _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length)
     if targets != "all-linear":
         targets = tuple(targets)
-    if not _lora.target_names(model.model, targets):
-        raise ValueError(f"targets {targets!r} name no linear layer of the model")
+    if layers is not None:
+        layers = {check_int(x, "layers", minimum=0) for x in layers}
+    if not _lora.target_names(model.model, targets, layers):
+        raise ValueError(f"targets {targets!r} (layers {layers}) name no linear layer of the model")
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
     samples = args.pop("samples")
-    return _lora.train(model.model, model.tokenizer, samples, targets=targets, **args)
+    return _lora.train(model.model, model.tokenizer, samples, targets=targets, layers=layers, cache=cache,
+                       **args)
 
 
 def continue_lora(
     model, adapter: Adapter, samples: Sequence[dict], template: str | None = "alpaca", alpha: float = 16.0,
     lr: float = 5e-5, epochs: int = 5, batch: int = 4, seed: int = 0, max_length: int = 256,
+    cache: dict | None = None,
 ) -> tuple[Adapter, list[float]]:
-    """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``."""
+    """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``
+    (``cache`` as :func:`train_lora`)."""
     model = _check_lm(model)
     pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
     ranks = {a.shape[0] for a, _ in pairs.values()}
@@ -336,7 +346,9 @@ def continue_lora(
         raise ValueError("adapter names modules that the model does not have")
     args = _train_args(samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length)
     samples = args.pop("samples")
-    return _lora.train(model.model, model.tokenizer, samples, targets=None, init=adapter, **args)
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
+    return _lora.train(model.model, model.tokenizer, samples, targets=None, init=adapter, cache=cache, **args)
 
 
 def apply_adapter(model, adapter: Adapter, alpha: float = 16.0):
@@ -392,39 +404,62 @@ def purify(
     model, suspicious: Adapter, clean_pool: Sequence[dict], n: int = 6, ratio: float = 0.35,
     lam: float = 0.01, n_per_variant: int = 500, recover_n: int = 200, r: int = 8, alpha: float = 16.0,
     lr: float = 2e-4, epochs: int = 1, recover_lr: float = 5e-5, recover_epochs: int = 5, batch: int = 4,
-    template: str | None = "alpaca", seed: int = 0, max_length: int = 256, progress=None,
+    template: str | None = "alpaca", seed: int = 0, max_length: int = 256, workers: int = 1,
+    cache: dict | None = None, progress=None,
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
 
-    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters with the suspicious
-    adapter's rank and modules trained on the merged suspicious model, one on ``D_mixed_i`` and one on
-    ``D_clean_i`` (same seed); 3. :func:`differential_deltas` and :func:`signature_scores`; 4. top
-    ``ratio`` channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery:
-    :func:`continue_lora` on the ``recover_n`` held-out clean samples (lr ``recover_lr``, ``recover_epochs``).
-    ``progress(i, n)`` is called after each variant.
+    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
+    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
+    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked processes;
+    3. :func:`differential_deltas` and :func:`signature_scores`; 4. top ``ratio`` channels per MLP
+    module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery: :func:`continue_lora` on the
+    ``recover_n`` held-out clean samples (lr ``recover_lr``, ``recover_epochs``). ``cache`` as
+    :func:`train_lora`. ``progress(stage)`` is called with ``"variants"`` and ``"recovery"`` when each
+    stage ends.
     """
     model = _check_lm(model)
     pairs = _signature.lora_pairs(_check_adapter(suspicious, "suspicious"))
     ranks = {a.shape[0] for a, _ in pairs.values()}
     if len(ranks) != 1 or ranks.pop() != r:
         raise ValueError(f"suspicious must be a LoRA adapter of rank r={r}")
+    workers = check_int(workers, "workers", minimum=1)
     variants, recovery = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=recover_n)
     if len(recovery) == 0:
         raise ValueError("clean_pool must leave samples for the recovery fine-tune (recover_n > 0)")
     sus = apply_adapter(model, suspicious, alpha)
-    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in pairs}))
-    kw = dict(template=template, r=r, alpha=alpha, targets=targets, lr=lr, epochs=epochs, batch=batch,
-              max_length=max_length)
-    bd, clean = [], []
-    for i, (d_clean, d_mixed) in enumerate(variants):
-        bd.append(train_lora(sus, d_mixed, seed=seed + i, **kw)[0])
-        clean.append(train_lora(sus, d_clean, seed=seed + i, **kw)[0])
-        if progress is not None:
-            progress(i + 1, len(variants))
+    names = [k.removeprefix(_lora.PREFIX) for k in pairs]
+    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
+    layer_ids = {_lora.layer_index(k) for k in names}
+    layers = None if None in layer_ids else layer_ids
+    cache = {} if cache is None else cache
+    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
+    del kw["samples"], kw["seed"]
+    kw.update(targets=targets, layers=layers, cache=cache)
+    _warm_cache(sus, [m for _, m in variants], kw)
+    jobs = [dict(samples=d, seed=seed + i, **kw) for i, pair in enumerate(variants) for d in pair[::-1]]
+    trained = _lora.train_many(sus.model, sus.tokenizer, jobs, workers)
+    bd, clean = [a for a, _ in trained[0::2]], [a for a, _ in trained[1::2]]
+    if progress is not None:
+        progress("variants")
     scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
     signature = select_signature(scores, ratio)
     suppressed = suppress(suspicious, signature)
     recovered, losses = continue_lora(model, suppressed, recovery, template=template, alpha=alpha,
                                       lr=recover_lr, epochs=recover_epochs, batch=batch, seed=seed,
-                                      max_length=max_length)
+                                      max_length=max_length, cache=cache)
+    if progress is not None:
+        progress("recovery")
     return Purified(recovered, suppressed, signature, scores, losses)
+
+
+def _warm_cache(model, datasets: list[list[dict]], kw: dict) -> None:
+    """Fill ``kw["cache"]`` with the frozen-prefix states of every sample before workers fork."""
+    names = _lora.target_names(model.model, kw["targets"], kw["layers"])
+    start = _lora.first_layer(names)
+    if start == 0:
+        return
+    tok = model.tokenizer
+    data = _lora.tokenize(tok, [s for d in datasets for s in d], kw["template"], kw["max_length"])
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    _lora.prefix_states(model.model, data, start, pad, 16, kw["cache"])
