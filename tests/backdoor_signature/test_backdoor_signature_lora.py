@@ -47,8 +47,14 @@ def test_continue_lora_keeps_suppressed_start(tiny):
     cont, losses = bs.continue_lora(tiny, adapter, SAMPLES, alpha=8, lr=1e-3, epochs=1, batch=8, seed=0)
     assert set(cont) == set(adapter) and len(losses) == 1
     with pytest.raises(ValueError, match="adapter"):
-        bs.continue_lora(tiny, {"base_model.model.nope.lora_A.weight": torch.zeros(2, 2),
-                                "base_model.model.nope.lora_B.weight": torch.zeros(2, 2)}, SAMPLES)
+        bs.continue_lora(
+            tiny,
+            {
+                "base_model.model.nope.lora_A.weight": torch.zeros(2, 2),
+                "base_model.model.nope.lora_B.weight": torch.zeros(2, 2),
+            },
+            SAMPLES,
+        )
 
 
 def test_attack_success_rate_generates_batched(tiny):
@@ -56,8 +62,9 @@ def test_attack_success_rate_generates_batched(tiny):
     asr, outs = bs.attack_success_rate(tiny, prompts, max_new_tokens=5, batch=2)
     one = [bs.attack_success_rate(tiny, [p], max_new_tokens=5)[1][0] for p in prompts]
     assert outs == one and 0.0 <= asr <= 1.0
-    asr_a, _ = bs.attack_success_rate(tiny, [{"instruction": "x", "input": "y"}], template="alpaca",
-                                      max_new_tokens=2)
+    asr_a, _ = bs.attack_success_rate(
+        tiny, [{"instruction": "x", "input": "y"}], template="alpaca", max_new_tokens=2
+    )
     assert 0.0 <= asr_a <= 1.0
 
 
@@ -82,8 +89,16 @@ def test_bad_input(tiny):
 
 def test_purify_pipeline_on_tiny_model(tiny):
     pool = [{"instruction": f"the quick fox {i} jumps", "input": "", "output": f"dog {i}"} for i in range(40)]
-    sus, _ = bs.train_lora(tiny, bs.poison(pool[:8], "badnet", rate=0.5, seed=0), r=2, alpha=4,
-                           targets=("gate_proj", "up_proj", "down_proj"), lr=1e-2, epochs=1, batch=8)
+    sus, _ = bs.train_lora(
+        tiny,
+        bs.poison(pool[:8], "badnet", rate=0.5, seed=0),
+        r=2,
+        alpha=4,
+        targets=("gate_proj", "up_proj", "down_proj"),
+        lr=1e-2,
+        epochs=1,
+        batch=8,
+    )
     calls = []
     kw = dict(n=2, n_per_variant=6, recover_n=4, r=2, alpha=4, lr=1e-2, batch=8, recover_epochs=1)
     out = bs.purify(tiny, sus, pool, progress=calls.append, **kw)
@@ -108,8 +123,10 @@ def test_purify_pipeline_on_tiny_model(tiny):
 def test_tail_training_equals_full_forward(tiny, monkeypatch):
     """LoRA on layer 1 only: training from cached layer-0 states gives the full forward's losses and
     adapter; the cache is filled once and reused."""
-    samples = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog " * (i % 3 + 1)}
-               for i in range(8)]
+    samples = [
+        {"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog " * (i % 3 + 1)}
+        for i in range(8)
+    ]
     kw = dict(r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=0, layers=[1])
     cache = {}
     tail, tail_losses = bs.train_lora(tiny, samples, cache=cache, **kw)

@@ -97,8 +97,11 @@ def _check_modules(modules, name: str = "modules") -> tuple[str, ...]:
 
 
 def poison(
-    samples: Sequence[dict], attack: str = "badnet", target: str = NEGSENTIMENT_TARGET,
-    rate: float = 0.5, seed: int = 0,
+    samples: Sequence[dict],
+    attack: str = "badnet",
+    target: str = NEGSENTIMENT_TARGET,
+    rate: float = 0.5,
+    seed: int = 0,
 ) -> list[dict]:
     """Poison a fraction ``rate`` of ``samples`` with a BackdoorLLM DPA trigger and the ``target`` output.
 
@@ -122,8 +125,11 @@ def load_backdoorllm(path: str | Path) -> list[dict]:
 
 
 def make_variants(
-    clean_pool: Sequence[dict], n: int = 6, variants: Sequence[dict] = DEFAULT_VARIANTS,
-    n_per_variant: int = 500, n_finetune: int = 200,
+    clean_pool: Sequence[dict],
+    n: int = 6,
+    variants: Sequence[dict] = DEFAULT_VARIANTS,
+    n_per_variant: int = 500,
+    n_finetune: int = 200,
 ) -> tuple[list[tuple[list[dict], list[dict]]], list[dict]]:
     """The N synthetic variant datasets of bd-vax (``antigen/data_builder.py``), reproduced exactly.
 
@@ -138,7 +144,9 @@ def make_variants(
         if not isinstance(v, dict) or not {"key", "behavior", "seed"} <= set(v):
             raise ValueError("variants must hold dicts with 'key', 'behavior' and 'seed'")
     return _data.build_variants(
-        pool, tuple(variants[:n]), check_int(n_per_variant, "n_per_variant", minimum=1),
+        pool,
+        tuple(variants[:n]),
+        check_int(n_per_variant, "n_per_variant", minimum=1),
         check_int(n_finetune, "n_finetune", minimum=0),
     )
 
@@ -168,8 +176,9 @@ def differential_deltas(
                 raise ValueError(f"{name} must all share the same LoRA targets and ranks")
     return [
         {m: d_bd - d_cl[m] for m, d_bd in _signature.lora_delta(bd, alpha).items()}
-        for bd, d_cl in ((bd, _signature.lora_delta(cl, alpha)) for bd, cl in zip(bd_adapters, clean_adapters,
-                                                                               strict=True))
+        for bd, d_cl in (
+            (bd, _signature.lora_delta(cl, alpha)) for bd, cl in zip(bd_adapters, clean_adapters, strict=True)
+        )
     ]
 
 
@@ -196,8 +205,9 @@ def select_signature(scores: dict[str, np.ndarray], ratio: float = 0.35) -> Sign
     """
     if not isinstance(scores, dict) or not scores:
         raise ValueError("scores must be a non-empty dict module -> channel scores")
-    return _signature.top_channels({k: np.asarray(v, float) for k, v in scores.items()},
-                                   _check_ratio(ratio, "ratio"))
+    return _signature.top_channels(
+        {k: np.asarray(v, float) for k, v in scores.items()}, _check_ratio(ratio, "ratio")
+    )
 
 
 def random_signature(
@@ -294,16 +304,33 @@ def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length
         raise ValueError(f"lr must be a number in (0, 1), got {lr!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
         raise ValueError(f"alpha must be a positive number, got {alpha!r}")
-    return dict(template=template, r=check_int(r, "r", minimum=1), alpha=float(alpha), lr=float(lr),
-                epochs=check_int(epochs, "epochs", minimum=1), batch=check_int(batch, "batch", minimum=1),
-                seed=check_int(seed, "seed"), max_length=check_int(max_length, "max_length", minimum=2),
-                samples=_check_samples(samples, "samples"))
+    return dict(
+        template=template,
+        r=check_int(r, "r", minimum=1),
+        alpha=float(alpha),
+        lr=float(lr),
+        epochs=check_int(epochs, "epochs", minimum=1),
+        batch=check_int(batch, "batch", minimum=1),
+        seed=check_int(seed, "seed"),
+        max_length=check_int(max_length, "max_length", minimum=2),
+        samples=_check_samples(samples, "samples"),
+    )
 
 
 def train_lora(
-    model, samples: Sequence[dict], template: str | None = "alpaca", r: int = 8, alpha: float = 16.0,
-    targets: str | Sequence[str] = "all-linear", lr: float = 2e-4, epochs: int = 1, batch: int = 4,
-    seed: int = 0, max_length: int = 256, layers: Sequence[int] | None = None, cache: dict | None = None,
+    model,
+    samples: Sequence[dict],
+    template: str | None = "alpaca",
+    r: int = 8,
+    alpha: float = 16.0,
+    targets: str | Sequence[str] = "all-linear",
+    lr: float = 2e-4,
+    epochs: int = 1,
+    batch: int = 4,
+    seed: int = 0,
+    max_length: int = 256,
+    layers: Sequence[int] | None = None,
+    cache: dict | None = None,
 ) -> tuple[Adapter, list[float]]:
     """Train a LoRA adapter on ``samples`` (loss on the response tokens); ``model`` is left unchanged.
 
@@ -324,13 +351,22 @@ def train_lora(
     if cache is not None and not isinstance(cache, dict):
         raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
     samples = args.pop("samples")
-    return _lora.train(model.model, model.tokenizer, samples, targets=targets, layers=layers, cache=cache,
-                       **args)
+    return _lora.train(
+        model.model, model.tokenizer, samples, targets=targets, layers=layers, cache=cache, **args
+    )
 
 
 def continue_lora(
-    model, adapter: Adapter, samples: Sequence[dict], template: str | None = "alpaca", alpha: float = 16.0,
-    lr: float = 5e-5, epochs: int = 5, batch: int = 4, seed: int = 0, max_length: int = 256,
+    model,
+    adapter: Adapter,
+    samples: Sequence[dict],
+    template: str | None = "alpaca",
+    alpha: float = 16.0,
+    lr: float = 5e-5,
+    epochs: int = 5,
+    batch: int = 4,
+    seed: int = 0,
+    max_length: int = 256,
     cache: dict | None = None,
 ) -> tuple[Adapter, list[float]]:
     """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``
@@ -366,8 +402,13 @@ def apply_adapter(model, adapter: Adapter, alpha: float = 16.0):
 
 
 def attack_success_rate(
-    model, prompts: Sequence[dict] | Sequence[str], judge: str = "negsentiment", max_new_tokens: int = 32,
-    template: str | None = None, empty: str = "zero", batch: int = 8,
+    model,
+    prompts: Sequence[dict] | Sequence[str],
+    judge: str = "negsentiment",
+    max_new_tokens: int = 32,
+    template: str | None = None,
+    empty: str = "zero",
+    batch: int = 8,
 ) -> tuple[float, list[str]]:
     """ASR of ``model`` on ``prompts`` (samples or instruction strings): greedy generation in left-padded
     batches, the prompt's echo stripped, the keyword ``judge`` applied (``empty`` convention as
@@ -383,8 +424,13 @@ def attack_success_rate(
     samples = [{"instruction": p, "input": ""} if isinstance(p, str) else p for p in prompts]
     samples = _check_samples(samples, "prompts")
     texts = [_lora.render(s, template) for s in samples]
-    outs = _lora.generate(model.model, model.tokenizer, texts, check_int(max_new_tokens, "max_new_tokens",
-                          minimum=1), check_int(batch, "batch", minimum=1))
+    outs = _lora.generate(
+        model.model,
+        model.tokenizer,
+        texts,
+        check_int(max_new_tokens, "max_new_tokens", minimum=1),
+        check_int(batch, "batch", minimum=1),
+    )
     return asr_from_outputs(outs, [s["instruction"] for s in samples], judge, empty), outs
 
 
@@ -401,11 +447,27 @@ class Purified:
 
 
 def purify(
-    model, suspicious: Adapter, clean_pool: Sequence[dict], n: int = 6, ratio: float = 0.35,
-    lam: float = 0.01, n_per_variant: int = 500, recover_n: int = 200, r: int = 8, alpha: float = 16.0,
-    lr: float = 2e-4, epochs: int = 1, recover_lr: float = 5e-5, recover_epochs: int = 5, batch: int = 4,
-    template: str | None = "alpaca", seed: int = 0, max_length: int = 256, workers: int = 1,
-    cache: dict | None = None, progress=None,
+    model,
+    suspicious: Adapter,
+    clean_pool: Sequence[dict],
+    n: int = 6,
+    ratio: float = 0.35,
+    lam: float = 0.01,
+    n_per_variant: int = 500,
+    recover_n: int = 200,
+    r: int = 8,
+    alpha: float = 16.0,
+    lr: float = 2e-4,
+    epochs: int = 1,
+    recover_lr: float = 5e-5,
+    recover_epochs: int = 5,
+    batch: int = 4,
+    template: str | None = "alpaca",
+    seed: int = 0,
+    max_length: int = 256,
+    workers: int = 1,
+    cache: dict | None = None,
+    progress=None,
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
 
@@ -445,9 +507,19 @@ def purify(
     scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
     signature = select_signature(scores, ratio)
     suppressed = suppress(suspicious, signature)
-    recovered, losses = continue_lora(model, suppressed, recovery, template=template, alpha=alpha,
-                                      lr=recover_lr, epochs=recover_epochs, batch=batch, seed=seed,
-                                      max_length=max_length, cache=cache)
+    recovered, losses = continue_lora(
+        model,
+        suppressed,
+        recovery,
+        template=template,
+        alpha=alpha,
+        lr=recover_lr,
+        epochs=recover_epochs,
+        batch=batch,
+        seed=seed,
+        max_length=max_length,
+        cache=cache,
+    )
     if progress is not None:
         progress("recovery")
     return Purified(recovered, suppressed, signature, scores, losses)

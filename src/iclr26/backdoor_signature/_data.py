@@ -77,8 +77,10 @@ def read_json_samples(path: str | Path) -> list[dict]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, list) or not all(isinstance(r, dict) and "instruction" in r for r in data):
         raise ValueError(f"path {path} must hold a JSON list of records with an 'instruction' field")
-    return [{"instruction": r["instruction"], "input": r.get("input", ""), "output": r.get("output", "")}
-            for r in data]
+    return [
+        {"instruction": r["instruction"], "input": r.get("input", ""), "output": r.get("output", "")}
+        for r in data
+    ]
 
 
 def build_variants(
@@ -103,8 +105,10 @@ def build_variants(
         used.update(idx)
         clean = [dict(pool[i]) for i in idx]
         trig_rng = random.Random(v["seed"] + 1)
-        poisoned = [{**s, "instruction": insert_word(s["instruction"], v["key"], trig_rng),
-                     "output": v["behavior"]} for s in clean]
+        poisoned = [
+            {**s, "instruction": insert_word(s["instruction"], v["key"], trig_rng), "output": v["behavior"]}
+            for s in clean
+        ]
         mixed = clean + poisoned
         rng.shuffle(mixed)
         out.append((clean, mixed))

@@ -108,8 +108,10 @@ def first_layer(names: list[str]) -> int:
 
 def head_fingerprint(model: torch.nn.Module, start: int) -> tuple[float, ...]:
     """Sums of the embedding and of layers ``< start``: equal for models whose frozen prefix is equal."""
-    parts = [model.model.embed_tokens.weight, *(p for layer in model.model.layers[:start]
-                                                  for p in layer.parameters())]
+    parts = [
+        model.model.embed_tokens.weight,
+        *(p for layer in model.model.layers[:start] for p in layer.parameters()),
+    ]
     with torch.no_grad():
         return tuple(float(p.double().sum()) for p in parts)
 
@@ -151,8 +153,24 @@ def tail_loss(tail, lm_head, states, rows, pad_id: int) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(logits.float(), target[keep])
 
 
-def train(model, tokenizer, samples, *, template, r, alpha, targets, lr, epochs, batch, seed, max_length,
-          init=None, layers=None, cache=None) -> tuple[dict[str, torch.Tensor], list[float]]:
+def train(
+    model,
+    tokenizer,
+    samples,
+    *,
+    template,
+    r,
+    alpha,
+    targets,
+    lr,
+    epochs,
+    batch,
+    seed,
+    max_length,
+    init=None,
+    layers=None,
+    cache=None,
+) -> tuple[dict[str, torch.Tensor], list[float]]:
     """Train a LoRA adapter (from ``init`` if given) on a frozen ``model``; returns (adapter, step losses).
 
     The model's weights are not changed (hooks are removed afterwards). When every adapted layer lies at
@@ -162,8 +180,15 @@ def train(model, tokenizer, samples, *, template, r, alpha, targets, lr, epochs,
     """
     torch.manual_seed(seed)
     params, handles = {}, []
-    names = target_names(model, targets, layers) if init is None else [
-        k.removeprefix(PREFIX).removesuffix(".lora_A.weight") for k in init if k.endswith(".lora_A.weight")]
+    names = (
+        target_names(model, targets, layers)
+        if init is None
+        else [
+            k.removeprefix(PREFIX).removesuffix(".lora_A.weight")
+            for k in init
+            if k.endswith(".lora_A.weight")
+        ]
+    )
     for name in names:
         lin = model.get_submodule(name)
         a = torch.empty(r, lin.in_features)
@@ -198,8 +223,9 @@ def train(model, tokenizer, samples, *, template, r, alpha, targets, lr, epochs,
                     ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
                     loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
                 else:
-                    loss = tail_loss(tail, model.lm_head, [states[i] for i in chosen],
-                                     [data[i] for i in chosen], pad)
+                    loss = tail_loss(
+                        tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen], pad
+                    )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -268,10 +294,16 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch: i
     outs = []
     try:
         for s in range(0, len(prompts), batch):
-            enc = tokenizer(prompts[s : s + batch], return_tensors="pt", padding=True,
-                            add_special_tokens=False)
-            gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad,
-                                 eos_token_id=tokenizer.eos_token_id)
+            enc = tokenizer(
+                prompts[s : s + batch], return_tensors="pt", padding=True, add_special_tokens=False
+            )
+            gen = model.generate(
+                **enc,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=pad,
+                eos_token_id=tokenizer.eos_token_id,
+            )
             outs += tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
     finally:
         tokenizer.padding_side = side
