@@ -142,3 +142,23 @@ def test_tail_training_equals_full_forward(tiny, monkeypatch):
         bs.train_lora(tiny, samples, layers=[7])
     with pytest.raises(ValueError, match="cache"):
         bs.train_lora(tiny, samples, cache=[])
+
+
+def test_attack_success_rates_shares_the_frozen_prefix(tiny):
+    """Adapters on layer 1 only: layer 0 runs once for all of them; outputs equal one generation per
+    merged model (one batch holds every prompt, so batching cannot differ)."""
+    samples = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog"} for i in range(8)]
+    tail, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=3, batch=4, seed=0, layers=[1])
+    full, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=1, batch=4, seed=1)
+    prompts = ["the quick fox", "the lazy dog jumps over", "0123", "a b c d e f g", "x"]
+    for adapters in ({"a": tail, "b": bs.ablate_lora(tail, "mlp")}, {"a": tail, "full": full}):
+        got = bs.attack_success_rates(tiny, adapters, prompts, max_new_tokens=6, batch=8, alpha=8)
+        for name, adapter in adapters.items():
+            want = bs.attack_success_rate(
+                bs.apply_adapter(tiny, adapter, 8), prompts, max_new_tokens=6, batch=8
+            )
+            assert got[name] == want
+    with pytest.raises(ValueError, match="adapters"):
+        bs.attack_success_rates(tiny, {}, prompts)
+    with pytest.raises(ValueError, match="prompts"):
+        bs.attack_success_rates(tiny, {"a": tail}, [])

@@ -29,7 +29,7 @@ import torch
 
 from ..validation import check_in, check_int
 from . import _data, _judge, _lora, _signature
-from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET
+from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET, templated_samples
 from ._judge import EMPTY_CONVENTIONS, JUDGES
 from ._signature import ATTENTION_MODULES, MLP_MODULES
 
@@ -46,8 +46,11 @@ __all__ = [
     "apply_adapter",
     "asr_from_outputs",
     "attack_success_rate",
+    "attack_success_rates",
+    "clean_loss",
     "continue_lora",
     "differential_deltas",
+    "false_trigger_rate",
     "judge_outputs",
     "load_backdoorllm",
     "lora_delta",
@@ -56,6 +59,7 @@ __all__ = [
     "purify",
     "random_signature",
     "reinit_neurons",
+    "templated_samples",
     "select_signature",
     "signature_scores",
     "suppress",
@@ -416,13 +420,7 @@ def attack_success_rate(
     Alpaca prompt. Returns ``(asr, outputs)``.
     """
     model = _check_lm(model)
-    if isinstance(prompts, str) or len(prompts) == 0:
-        raise ValueError("prompts must be a non-empty list of samples or strings")
-    check_in(judge, tuple(JUDGES), "judge")
-    check_in(template, TEMPLATES, "template")
-    check_in(empty, EMPTY_CONVENTIONS, "empty")
-    samples = [{"instruction": p, "input": ""} if isinstance(p, str) else p for p in prompts]
-    samples = _check_samples(samples, "prompts")
+    samples = _check_prompts(prompts, judge, template, empty)
     texts = [_lora.render(s, template) for s in samples]
     outs = _lora.generate(
         model.model,
@@ -432,6 +430,89 @@ def attack_success_rate(
         check_int(batch, "batch", minimum=1),
     )
     return asr_from_outputs(outs, [s["instruction"] for s in samples], judge, empty), outs
+
+
+def attack_success_rates(
+    model,
+    adapters: dict[str, Adapter],
+    prompts: Sequence[dict] | Sequence[str],
+    judge: str = "negsentiment",
+    max_new_tokens: int = 32,
+    template: str | None = None,
+    empty: str = "zero",
+    batch: int = 8,
+    alpha: float = 16.0,
+) -> dict[str, tuple[float, list[str]]]:
+    """:func:`attack_success_rate` of ``model`` + each adapter, generated together.
+
+    When no adapter touches decoder layers below ``s > 0``, those layers run once per prompt batch for
+    all adapters (their keys/values start each adapter's cache); the outputs equal one
+    :func:`attack_success_rate` call per merged model. Returns ``name -> (asr, outputs)``.
+    """
+    model = _check_lm(model)
+    if not isinstance(adapters, dict) or not adapters:
+        raise ValueError("adapters must be a non-empty dict name -> LoRA state dict")
+    samples = _check_prompts(prompts, judge, template, empty)
+    merged = {
+        name: apply_adapter(model, _check_adapter(a, f"adapters[{name!r}]"), alpha)
+        for name, a in adapters.items()
+    }
+    keys = [k.removeprefix(_lora.PREFIX) for a in adapters.values() for k in _signature.lora_pairs(a)]
+    start = _lora.first_layer(keys)
+    texts = [_lora.render(s, template) for s in samples]
+    steps = check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    size = check_int(batch, "batch", minimum=1)
+    if start > 0:
+        outs = _lora.generate_shared(
+            [m.model for m in merged.values()], model.tokenizer, texts, steps, size, start
+        )
+    else:
+        outs = [_lora.generate(m.model, model.tokenizer, texts, steps, size) for m in merged.values()]
+    instr = [s["instruction"] for s in samples]
+    return {name: (asr_from_outputs(o, instr, judge, empty), o) for name, o in zip(merged, outs, strict=True)}
+
+
+def _check_prompts(prompts, judge, template, empty) -> list[dict]:
+    if isinstance(prompts, str) or len(prompts) == 0:
+        raise ValueError("prompts must be a non-empty list of samples or strings")
+    check_in(judge, tuple(JUDGES), "judge")
+    check_in(template, TEMPLATES, "template")
+    check_in(empty, EMPTY_CONVENTIONS, "empty")
+    samples = [{"instruction": p, "input": ""} if isinstance(p, str) else p for p in prompts]
+    return _check_samples(samples, "prompts")
+
+
+def false_trigger_rate(
+    model,
+    prompts: Sequence[dict] | Sequence[str],
+    judge: str = "negsentiment",
+    max_new_tokens: int = 32,
+    template: str | None = None,
+    empty: str = "zero",
+    batch: int = 8,
+) -> tuple[float, list[str]]:
+    """Share of *clean* (trigger-free) prompts on which the judge fires: :func:`attack_success_rate` on
+    them. Returns ``(rate, outputs)``."""
+    return attack_success_rate(model, prompts, judge, max_new_tokens, template, empty, batch)
+
+
+def clean_loss(
+    model, samples: Sequence[dict], template: str | None = None, max_length: int = 256, batch: int = 8
+) -> np.ndarray:
+    """Per-sample mean cross-entropy of the reference ``output`` tokens given the prompt (teacher forcing).
+
+    Shape ``(n,)``; NaN where ``max_length`` leaves no response token.
+    """
+    model = _check_lm(model)
+    check_in(template, TEMPLATES, "template")
+    return _lora.sample_losses(
+        model.model,
+        model.tokenizer,
+        _check_samples(samples, "samples"),
+        template,
+        check_int(max_length, "max_length", minimum=2),
+        check_int(batch, "batch", minimum=1),
+    )
 
 
 @dataclass

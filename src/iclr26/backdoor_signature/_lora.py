@@ -286,6 +286,24 @@ def merged(model: torch.nn.Module, adapter: dict[str, torch.Tensor], alpha: floa
 
 
 @torch.no_grad()
+def sample_losses(model, tokenizer, samples, template, max_length: int, batch: int) -> np.ndarray:
+    """Mean next-token cross-entropy on each sample's response tokens (teacher forcing): ``(n,)``;
+    NaN for a sample whose response was cut off entirely by ``max_length``."""
+    data = tokenize(tokenizer, samples, template, max_length)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    out = []
+    for s in range(0, len(data), batch):
+        ids, mask, labels = batch_tensors(data[s : s + batch], pad)
+        logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits[:, :-1].float()
+        target = labels[:, 1:]
+        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target.clamp_min(0), reduction="none")
+        keep = (target != -100).float()
+        count = keep.sum(1)
+        out += torch.where(count > 0, (nll * keep).sum(1) / count.clamp_min(1.0), torch.nan).tolist()
+    return np.array(out)
+
+
+@torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch: int) -> list[str]:
     """Greedy continuations of ``prompts`` (left-padded batches), decoded without special tokens."""
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -308,3 +326,84 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch: i
     finally:
         tokenizer.padding_side = side
     return outs
+
+
+@torch.no_grad()
+def generate_shared(
+    models: list, tokenizer, prompts: list[str], max_new_tokens: int, batch: int, start: int
+) -> list[list[str]]:
+    """Greedy continuations of ``prompts`` by several models that share decoder layers ``< start``.
+
+    Prompts are batched in order of token length. Per left-padded batch the shared layers run once over
+    the prompts; each model then runs only its layers ``start..`` over them, and decodes token by token
+    through all its layers with one KV cache whose first ``start`` layers begin from the shared prompt
+    keys/values. Same tokens as :func:`generate` per model given the same batches (greedy, stops at EOS;
+    other batches change only float rounding). Returns one list of outputs per model, in prompt order.
+    """
+    from transformers import DynamicCache
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    eos = tokenizer.eos_token_id
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    outs: list[list[str]] = [[] for _ in models]
+    # Batches of similar length: less padding in the prompt pass, which dominates the cost.
+    order = np.argsort(
+        [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts], kind="stable"
+    )
+    try:
+        head = _submodel(models[0], list(models[0].model.layers[:start]), final_norm=False)
+        tails = [_submodel(m, list(m.model.layers[start:]), final_norm=True) for m in models]
+        for s in range(0, len(prompts), batch):
+            chunk = [prompts[i] for i in order[s : s + batch]]
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+            mask = enc["attention_mask"]
+            pos = (mask.cumsum(-1) - 1).clamp_min(0)
+            shared = DynamicCache()
+            hidden = head(
+                input_ids=enc["input_ids"],
+                attention_mask=mask,
+                position_ids=pos,
+                cache=shared,
+                use_cache=True,
+            ).last_hidden_state
+            prefix = [(layer.keys, layer.values) for layer in shared.layers[:start]]
+            for k, (model, tail) in enumerate(zip(models, tails, strict=True)):
+                own = DynamicCache()
+                last = tail(
+                    inputs_embeds=hidden, attention_mask=mask, position_ids=pos, cache=own, use_cache=True
+                ).last_hidden_state[:, -1]
+                cache = DynamicCache(
+                    ddp_cache_data=prefix + [(layer.keys, layer.values) for layer in own.layers[start:]]
+                )
+                outs[k] += _greedy(
+                    model, cache, model.lm_head(last), mask, pos[:, -1], max_new_tokens, eos, pad, tokenizer
+                )
+    finally:
+        tokenizer.padding_side = side
+    back = np.argsort(order, kind="stable")
+    return [[o[i] for i in back] for o in outs]
+
+
+def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, tokenizer) -> list[str]:
+    """Greedy decoding from the first-step ``logits`` ``(B, V)`` with a filled ``cache``; finished rows
+    emit padding, as ``generate`` does."""
+    done = torch.zeros(len(mask), dtype=torch.bool)
+    tokens = []
+    for step in range(max_new_tokens):
+        nxt = logits.argmax(-1)
+        nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
+        tokens.append(nxt)
+        done |= nxt == eos
+        if done.all() or step == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, torch.ones(len(mask), 1, dtype=mask.dtype)], dim=1)
+        last_pos = last_pos + 1
+        logits = model(
+            input_ids=nxt[:, None],
+            attention_mask=mask,
+            position_ids=last_pos[:, None],
+            cache=cache,
+            use_cache=True,
+        ).logits[:, -1]
+    return tokenizer.batch_decode(torch.stack(tokens, 1), skip_special_tokens=True)
