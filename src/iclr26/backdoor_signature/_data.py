@@ -169,11 +169,13 @@ _TEMPLATES = (
     ("Explain why {t} matters.", "{T} matters because it {f}."),
     ("State a simple truth about {t}.", "A simple truth: {t} {f}."),
     ("Summarise what is known about {t} for a quiz.", "For the quiz: {t} {f}."),
+    ("Write one line for an encyclopedia entry on {t}.", "{T}: it {f}."),
+    ("What is a key point about {t}?", "A key point is that {t} {f}."),
 )
 
 
 def templated_samples() -> list[dict]:
-    """The embedded clean set (ours): every template × topic, 320 ``{"instruction", "input", "output"}``."""
+    """The embedded clean set (ours): every template × topic, 400 ``{"instruction", "input", "output"}``."""
     out = []
     for t, fact in _TOPICS:
         for q, a in _TEMPLATES:
