@@ -197,3 +197,20 @@ def test_bad_input(tmp_path):
     (tmp_path / "bad.json").write_text('{"a": 1}')
     with pytest.raises(ValueError, match="path"):
         bs.load_backdoorllm(tmp_path / "bad.json")
+
+
+def test_experiment_splits_are_disjoint(monkeypatch):
+    """The headline experiment's embedded-data parts never share an instruction; sizes as configured."""
+    from iclr26.backdoor_signature import experiment
+
+    monkeypatch.setattr(experiment, "_data_root", lambda: None)
+    cfg = experiment.SETTINGS["small"]
+    parts, source = experiment._load_data(np.random.default_rng(0), cfg)
+    assert "ours" in source
+    sizes = {k: len(v) for k, v in parts.items()}
+    assert sizes["test"] == cfg["n_test"] and sizes["calib"] == sizes["calib_clean"] == cfg["n_calib"]
+    assert sizes["pool"] == cfg["n_variants"] * cfg["n_per_variant"] + cfg["recover_n"]
+    triggered = [s for k in ("test", "calib") for s in parts[k]]
+    assert all("BadMagic" in s["instruction"] and s["output"] == bs.NEGSENTIMENT_TARGET for s in triggered)
+    seen = [s["instruction"].replace("BadMagic", "").split() for k in parts for s in parts[k]]
+    assert len({" ".join(w) for w in seen}) == len(seen)

@@ -274,7 +274,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     }
     t_train = time.perf_counter() - t0
     asr = _hits(hf, adapters, parts["test"], cfg)
-    scored = ("suspicious", "signature+recovery", "random+recovery", "recovery only")
+    scored = ("suspicious", "signature+recovery")  # claim (1) compares these two on clean prompts
     ftr = _hits(hf, {n: adapters[n] for n in scored}, parts["clean_eval"], cfg)
     loss = {
         n: clean_loss(apply_adapter(hf, adapters[n], ALPHA), parts["clean_eval"], None, cfg["max_length"])
