@@ -18,10 +18,11 @@ unsuppressed adapter; (c) the attention or MLP LoRA updates of the suspicious ad
 empty-output convention) and clean prompts (false-trigger rate, clean loss).
 
 Claims (intervals: bootstrap over prompts, paired across models on the same prompts; hierarchical over
-seeds then prompts when there are several seeds): (1) relative ASR reduction ≥ 0.8, false-trigger rate ≤
-suspicious + 0.05, clean loss ≤ 1.05 × suspicious; (2) signature + recovery ASR below random + recovery
-and below recovery alone; (3) attention-zeroed adapter keeps ≥ 70 % of the ASR, MLP-zeroed removes ≥ 80 %
-of it; (4) the N sweep is not run (not measurable here).
+seeds then prompts when there are several seeds): (0) the suspicious model's test ASR >= 0.6;
+(1) relative ASR reduction >= 0.8, false-trigger rate <= suspicious + 0.05, clean loss <= 1.05 x
+suspicious; (2) signature + recovery ASR below random + recovery and below recovery alone;
+(3) attention-zeroed adapter keeps >= 70 % of the ASR, MLP-zeroed removes >= 80 % of it; (4) the N
+sweep is not run (not measurable here).
 """
 
 from __future__ import annotations
@@ -317,6 +318,14 @@ def _claims(runs, scale: str) -> list[Claim]:
     sus, sig = "suspicious", "signature+recovery"
     diff = lambda g: g[:, 1].mean() - g[:, 0].mean()  # noqa: E731 - one-line paired statistic
     return [
+        _estimate(lambda g: g[:, 0].mean(), runs, "asr", (sus,), "test prompts").claim(
+            "The calibrated attack works: suspicious-model ASR >= 0.6 on held-out triggered prompts",
+            ">=",
+            TARGET_ASR,
+            paper="issue: calibrate until ASR >= 0.6 (paper's suspicious BadNets models: high ASR)",
+            scale=scale,
+            detail="ASR of the suspicious adapter on the test prompts (calibration used other prompts)",
+        ),
         _estimate(lambda g: 1 - _ratio(g), runs, "asr", (sus, sig), "test prompts").claim(
             "Signature + recovery reduces the ASR by >= 80 % relative to the suspicious model",
             ">=",
