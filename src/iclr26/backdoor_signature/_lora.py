@@ -113,7 +113,7 @@ def head_fingerprint(model: torch.nn.Module, start: int) -> tuple[float, ...]:
         *(p for layer in model.model.layers[:start] for p in layer.parameters()),
     ]
     with torch.no_grad():
-        return tuple(float(p.double().sum()) for p in parts)
+        return tuple(float(p.sum(dtype=torch.float64)) for p in parts)
 
 
 @torch.no_grad()
