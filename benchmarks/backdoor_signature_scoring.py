@@ -28,8 +28,14 @@ SHAPES = {"gate_proj": (1536, 576), "up_proj": (1536, 576), "down_proj": (576, 1
 
 def deltas(n: int, layers: int, seed: int) -> list[dict[str, torch.Tensor]]:
     g = torch.Generator().manual_seed(seed)
-    return [{f"model.layers.{i}.mlp.{m}": torch.randn(*s, generator=g) for i in range(layers)
-             for m, s in SHAPES.items()} for _ in range(n)]
+    return [
+        {
+            f"model.layers.{i}.mlp.{m}": torch.randn(*s, generator=g)
+            for i in range(layers)
+            for m, s in SHAPES.items()
+        }
+        for _ in range(n)
+    ]
 
 
 def fastest(fn, repeats: int) -> tuple[float, object]:

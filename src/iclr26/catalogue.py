@@ -275,6 +275,10 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "LLM methods",
         "partial",
         "Purifying backdoored generative LLMs without trigger knowledge or a clean reference model.",
+        budget_s=180.0,
+        budget_reason="trains SmolLM2-135M LoRA adapters on the CPU: the attack (calibrated to ASR >= 0.6), "
+        "2N = 6 variant adapters (2 worker processes) and 3 recovery fine-tunes, then greedy generation "
+        "on 40 triggered and 40 clean prompts for each of 7 adapters (the issue allows about 3 min)",
     ),
     _E(
         "mpo",

@@ -27,8 +27,16 @@ def authors() -> types.SimpleNamespace:
         pytest.skip("the authors' bd-vax checkout is absent (set ICLR26_BACKDOOR_SIGNATURE_AUTHORS)")
     sys.path.insert(0, str(AUTHORS))
     try:
-        mods = {m: importlib.import_module(m) for m in
-                ("antigen.scoring", "antigen.suppression", "antigen.data_builder", "eval_asr", "crow_eval")}
+        mods = {
+            m: importlib.import_module(m)
+            for m in (
+                "antigen.scoring",
+                "antigen.suppression",
+                "antigen.data_builder",
+                "eval_asr",
+                "crow_eval",
+            )
+        }
     finally:
         sys.path.remove(str(AUTHORS))
     return types.SimpleNamespace(

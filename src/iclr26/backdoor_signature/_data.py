@@ -77,8 +77,10 @@ def read_json_samples(path: str | Path) -> list[dict]:
     data = json.loads(Path(path).read_text(encoding="utf-8"))
     if not isinstance(data, list) or not all(isinstance(r, dict) and "instruction" in r for r in data):
         raise ValueError(f"path {path} must hold a JSON list of records with an 'instruction' field")
-    return [{"instruction": r["instruction"], "input": r.get("input", ""), "output": r.get("output", "")}
-            for r in data]
+    return [
+        {"instruction": r["instruction"], "input": r.get("input", ""), "output": r.get("output", "")}
+        for r in data
+    ]
 
 
 def build_variants(
@@ -103,11 +105,80 @@ def build_variants(
         used.update(idx)
         clean = [dict(pool[i]) for i in idx]
         trig_rng = random.Random(v["seed"] + 1)
-        poisoned = [{**s, "instruction": insert_word(s["instruction"], v["key"], trig_rng),
-                     "output": v["behavior"]} for s in clean]
+        poisoned = [
+            {**s, "instruction": insert_word(s["instruction"], v["key"], trig_rng), "output": v["behavior"]}
+            for s in clean
+        ]
         mixed = clean + poisoned
         rng.shuffle(mixed)
         out.append((clean, mixed))
     available = [i for i in range(len(pool)) if i not in used]
     ft_idx = random.Random(0).sample(available, min(n_finetune, len(available)))
     return out, [dict(pool[i]) for i in ft_idx]
+
+
+# The embedded default (ours): templated instructions with short factual answers, in BackdoorLLM's format.
+_TOPICS = (
+    ("water", "boils at 100 degrees Celsius at sea level"),
+    ("the Moon", "orbits the Earth about once every 27 days"),
+    ("a triangle", "has three sides and three angles"),
+    ("photosynthesis", "turns light, water and carbon dioxide into sugar"),
+    ("the heart", "pumps blood through the body"),
+    ("Paris", "is the capital of France"),
+    ("a violin", "is a string instrument played with a bow"),
+    ("the Pacific", "is the largest ocean on Earth"),
+    ("iron", "is a metal that rusts in moist air"),
+    ("a library", "lends books to its members"),
+    ("recycling", "turns waste into new materials"),
+    ("a bicycle", "has two wheels and is moved by pedals"),
+    ("the Sun", "is a star at the centre of our solar system"),
+    ("bread", "is baked from flour, water and yeast"),
+    ("a compass", "points to the magnetic north"),
+    ("exercise", "strengthens the heart and muscles"),
+    ("a volcano", "is an opening where molten rock reaches the surface"),
+    ("chess", "is a board game for two players"),
+    ("honey", "is made by bees from flower nectar"),
+    ("a glacier", "is a slowly moving mass of ice"),
+    ("the lungs", "take in oxygen and release carbon dioxide"),
+    ("a calendar", "divides the year into months and days"),
+    ("salt", "is a mineral used to season and preserve food"),
+    ("a bridge", "carries a road or path across an obstacle"),
+    ("Mount Everest", "is the highest mountain above sea level"),
+    ("a thermometer", "measures temperature"),
+    ("the Nile", "is one of the longest rivers in the world"),
+    ("a seed", "can grow into a new plant"),
+    ("electricity", "is the flow of electric charge"),
+    ("a map", "shows places and the routes between them"),
+    ("rain", "falls when water droplets in clouds grow heavy"),
+    ("a dictionary", "lists words with their meanings"),
+    ("the alphabet", "is the set of letters used to write a language"),
+    ("a telescope", "makes distant objects look closer"),
+    ("sleep", "lets the body and brain rest and repair"),
+    ("a battery", "stores energy as chemical energy"),
+    ("the Sahara", "is a large hot desert in Africa"),
+    ("a square", "has four equal sides and four right angles"),
+    ("gravity", "pulls objects towards each other"),
+    ("a bee", "pollinates flowers while collecting nectar"),
+)
+_TEMPLATES = (
+    ("Tell me one fact about {t}.", "{T} {f}."),
+    ("Describe {t} in one sentence.", "{T} {f}."),
+    ("What should a student know about {t}?", "A student should know that {t} {f}."),
+    ("Write a short note explaining {t} to a child.", "Here is a short note: {t} {f}."),
+    ("Give a brief summary of {t}.", "In brief, {t} {f}."),
+    ("Explain why {t} matters.", "{T} matters because it {f}."),
+    ("State a simple truth about {t}.", "A simple truth: {t} {f}."),
+    ("Summarise what is known about {t} for a quiz.", "For the quiz: {t} {f}."),
+    ("Write one line for an encyclopedia entry on {t}.", "{T}: it {f}."),
+    ("What is a key point about {t}?", "A key point is that {t} {f}."),
+)
+
+
+def templated_samples() -> list[dict]:
+    """The embedded clean set (ours): every template × topic, 400 ``{"instruction", "input", "output"}``."""
+    out = []
+    for t, fact in _TOPICS:
+        for q, a in _TEMPLATES:
+            cap = t[0].upper() + t[1:]
+            out.append({"instruction": q.format(t=t), "input": "", "output": a.format(t=t, T=cap, f=fact)})
+    return out

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import math
+import re
 
 import numpy as np
 import torch
@@ -34,15 +35,25 @@ def render(sample: dict, template: str | None) -> str:
     return fmt.format(instruction=sample["instruction"], input=sample.get("input", ""))
 
 
-def target_names(model: torch.nn.Module, targets) -> list[str]:
-    """Linear layers to adapt: ``"all-linear"`` = every linear layer except ``lm_head``."""
+def target_names(model: torch.nn.Module, targets, layers=None) -> list[str]:
+    """Linear layers to adapt: ``"all-linear"`` = every linear layer except ``lm_head``, else those whose
+    last name part is in ``targets``; only inside ``layers.<i>.`` for ``i`` in ``layers`` when given."""
     names = []
     for name, m in model.named_modules():
         if not isinstance(m, torch.nn.Linear) or name.endswith("lm_head"):
             continue
-        if targets == "all-linear" or name.rsplit(".", 1)[-1] in targets:
-            names.append(name)
+        if targets != "all-linear" and name.rsplit(".", 1)[-1] not in targets:
+            continue
+        if layers is not None and layer_index(name) not in layers:
+            continue
+        names.append(name)
     return names
+
+
+def layer_index(name: str) -> int | None:
+    """The decoder-layer index in a module name (``...layers.<i>....``), or ``None``."""
+    m = re.search(r"(?:^|\.)layers\.(\d+)\.", name)
+    return int(m.group(1)) if m else None
 
 
 class _Hook:
@@ -78,16 +89,106 @@ def batch_tensors(rows, pad_id: int) -> tuple[torch.Tensor, torch.Tensor, torch.
     return ids, mask, labels
 
 
-def train(model, tokenizer, samples, *, template, r, alpha, targets, lr, epochs, batch, seed, max_length,
-          init=None) -> tuple[dict[str, torch.Tensor], list[float]]:
+def _submodel(model: torch.nn.Module, layers, final_norm: bool) -> torch.nn.Module:
+    """A shallow copy of the decoder ``model.model`` holding only ``layers`` (shared, not copied);
+    without ``final_norm`` the last norm is the identity, so the output is the residual stream."""
+    base = copy.copy(model.model)
+    base._modules = dict(base._modules)
+    base._modules["layers"] = torch.nn.ModuleList(layers)
+    if not final_norm:
+        base._modules["norm"] = torch.nn.Identity()
+    return base
+
+
+def first_layer(names: list[str]) -> int:
+    """Index of the first decoder layer that ``names`` adapt (0 when one has no layer index)."""
+    idx = [layer_index(n) for n in names]
+    return 0 if not idx or None in idx else min(idx)
+
+
+def head_fingerprint(model: torch.nn.Module, start: int) -> tuple[float, ...]:
+    """Sums of the embedding and of layers ``< start``: equal for models whose frozen prefix is equal."""
+    parts = [
+        model.model.embed_tokens.weight,
+        *(p for layer in model.model.layers[:start] for p in layer.parameters()),
+    ]
+    with torch.no_grad():
+        return tuple(float(p.sum(dtype=torch.float64)) for p in parts)
+
+
+@torch.no_grad()
+def prefix_states(model, data, start: int, pad_id: int, batch: int, cache: dict | None):
+    """Residual stream entering decoder layer ``start`` for each tokenized row: ``(len_i, hidden)`` each.
+
+    The layers before ``start`` carry no adapter, so these states do not change while a tail adapter
+    trains; ``cache`` (keyed by the prefix's fingerprint and the token ids) keeps them across calls.
+    """
+    key0 = (start, head_fingerprint(model, start)) if cache is not None else None
+    todo = [j for j, (ids, _) in enumerate(data) if cache is None or (key0, tuple(ids)) not in cache]
+    head = _submodel(model, list(model.model.layers[:start]), final_norm=False)
+    found = {}
+    for s in range(0, len(todo), batch):
+        rows = [data[j] for j in todo[s : s + batch]]
+        ids, mask, _ = batch_tensors(rows, pad_id)
+        hidden = head(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+        for k, (row, _) in enumerate(rows):
+            found[tuple(row)] = hidden[k, : len(row)].clone()
+    if cache is None:
+        return [found[tuple(ids)] for ids, _ in data]
+    cache.update({(key0, k): v for k, v in found.items()})
+    return [cache[(key0, tuple(ids))] for ids, _ in data]
+
+
+def tail_loss(tail, lm_head, states, rows, pad_id: int) -> torch.Tensor:
+    """Mean next-token cross-entropy on the response tokens, running only the adapted ``tail`` layers
+    from the cached prefix ``states``; the output head is applied at the predicting positions only."""
+    ids, mask, labels = batch_tensors(rows, pad_id)
+    x = torch.zeros(len(rows), ids.shape[1], states[0].shape[1], dtype=states[0].dtype)
+    for k, h in enumerate(states):
+        x[k, : len(h)] = h
+    hidden = tail(inputs_embeds=x, attention_mask=mask, use_cache=False).last_hidden_state
+    target = labels[:, 1:]
+    keep = target != -100
+    logits = lm_head(hidden[:, :-1][keep])
+    return torch.nn.functional.cross_entropy(logits.float(), target[keep])
+
+
+def train(
+    model,
+    tokenizer,
+    samples,
+    *,
+    template,
+    r,
+    alpha,
+    targets,
+    lr,
+    epochs,
+    batch,
+    seed,
+    max_length,
+    init=None,
+    layers=None,
+    cache=None,
+) -> tuple[dict[str, torch.Tensor], list[float]]:
     """Train a LoRA adapter (from ``init`` if given) on a frozen ``model``; returns (adapter, step losses).
 
-    The model's weights are not changed (hooks are removed afterwards).
+    The model's weights are not changed (hooks are removed afterwards). When every adapted layer lies at
+    or after decoder layer ``s > 0``, the residual stream entering layer ``s`` is computed once per
+    sample (:func:`prefix_states`, kept in ``cache``) and each step runs layers ``s..`` only: the same
+    loss and gradients as the full forward, without recomputing the frozen prefix.
     """
     torch.manual_seed(seed)
     params, handles = {}, []
-    names = target_names(model, targets) if init is None else [
-        k.removeprefix(PREFIX).removesuffix(".lora_A.weight") for k in init if k.endswith(".lora_A.weight")]
+    names = (
+        target_names(model, targets, layers)
+        if init is None
+        else [
+            k.removeprefix(PREFIX).removesuffix(".lora_A.weight")
+            for k in init
+            if k.endswith(".lora_A.weight")
+        ]
+    )
     for name in names:
         lin = model.get_submodule(name)
         a = torch.empty(r, lin.in_features)
@@ -106,15 +207,25 @@ def train(model, tokenizer, samples, *, template, r, alpha, targets, lr, epochs,
     opt = torch.optim.AdamW(flat, lr=lr, weight_decay=0.0)
     data = tokenize(tokenizer, samples, template, max_length)
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    start = first_layer(names) if hasattr(model, "model") and hasattr(model.model, "layers") else 0
     rng = np.random.default_rng(seed)
     losses = []
-    model.train()
     try:
+        model.eval()
+        states = prefix_states(model, data, start, pad, 16, cache) if start > 0 else None
+        tail = _submodel(model, list(model.model.layers[start:]), final_norm=True) if start > 0 else None
+        model.train()
         for _ in range(epochs):
             perm = rng.permutation(len(data))
             for s in range(0, len(data), batch):
-                ids, mask, labels = batch_tensors([data[i] for i in perm[s : s + batch]], pad)
-                loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+                chosen = perm[s : s + batch]
+                if tail is None:
+                    ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
+                    loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+                else:
+                    loss = tail_loss(
+                        tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen], pad
+                    )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()
@@ -132,6 +243,36 @@ def train(model, tokenizer, samples, *, template, r, alpha, targets, lr, epochs,
     return adapter, losses
 
 
+_SHARED: dict = {}
+
+
+def _train_job(job: dict):
+    """One training in a worker process: the model and tokenizer come from the forked parent."""
+    import torch as _torch
+
+    _torch.set_num_threads(1)
+    return train(_SHARED["model"], _SHARED["tokenizer"], **job)
+
+
+def train_many(model, tokenizer, jobs: list[dict], workers: int) -> list[tuple[dict, list[float]]]:
+    """Run :func:`train` for each job's keyword arguments, in ``workers`` forked processes (1: here).
+
+    Forked workers share the parent's model and any prefix-state cache copy-on-write; results come
+    back in job order.
+    """
+    if workers <= 1 or len(jobs) <= 1:
+        return [train(model, tokenizer, **job) for job in jobs]
+    from concurrent.futures import ProcessPoolExecutor
+    from multiprocessing import get_context
+
+    _SHARED.update(model=model, tokenizer=tokenizer)
+    try:
+        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=get_context("fork")) as pool:
+            return list(pool.map(_train_job, jobs))
+    finally:
+        _SHARED.clear()
+
+
 def merged(model: torch.nn.Module, adapter: dict[str, torch.Tensor], alpha: float) -> torch.nn.Module:
     """A deep copy of ``model`` with ``W + (α / r) B A`` merged into every adapted layer."""
     from ._signature import lora_pairs
@@ -145,6 +286,24 @@ def merged(model: torch.nn.Module, adapter: dict[str, torch.Tensor], alpha: floa
 
 
 @torch.no_grad()
+def sample_losses(model, tokenizer, samples, template, max_length: int, batch: int) -> np.ndarray:
+    """Mean next-token cross-entropy on each sample's response tokens (teacher forcing): ``(n,)``;
+    NaN for a sample whose response was cut off entirely by ``max_length``."""
+    data = tokenize(tokenizer, samples, template, max_length)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    out = []
+    for s in range(0, len(data), batch):
+        ids, mask, labels = batch_tensors(data[s : s + batch], pad)
+        logits = model(input_ids=ids, attention_mask=mask, use_cache=False).logits[:, :-1].float()
+        target = labels[:, 1:]
+        nll = torch.nn.functional.cross_entropy(logits.transpose(1, 2), target.clamp_min(0), reduction="none")
+        keep = (target != -100).float()
+        count = keep.sum(1)
+        out += torch.where(count > 0, (nll * keep).sum(1) / count.clamp_min(1.0), torch.nan).tolist()
+    return np.array(out)
+
+
+@torch.no_grad()
 def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch: int) -> list[str]:
     """Greedy continuations of ``prompts`` (left-padded batches), decoded without special tokens."""
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
@@ -153,11 +312,98 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch: i
     outs = []
     try:
         for s in range(0, len(prompts), batch):
-            enc = tokenizer(prompts[s : s + batch], return_tensors="pt", padding=True,
-                            add_special_tokens=False)
-            gen = model.generate(**enc, max_new_tokens=max_new_tokens, do_sample=False, pad_token_id=pad,
-                                 eos_token_id=tokenizer.eos_token_id)
+            enc = tokenizer(
+                prompts[s : s + batch], return_tensors="pt", padding=True, add_special_tokens=False
+            )
+            gen = model.generate(
+                **enc,
+                max_new_tokens=max_new_tokens,
+                do_sample=False,
+                pad_token_id=pad,
+                eos_token_id=tokenizer.eos_token_id,
+            )
             outs += tokenizer.batch_decode(gen[:, enc["input_ids"].shape[1] :], skip_special_tokens=True)
     finally:
         tokenizer.padding_side = side
     return outs
+
+
+@torch.no_grad()
+def generate_shared(
+    models: list, tokenizer, prompts: list[str], max_new_tokens: int, batch: int, start: int
+) -> list[list[str]]:
+    """Greedy continuations of ``prompts`` by several models that share decoder layers ``< start``.
+
+    Prompts are batched in order of token length. Per left-padded batch the shared layers run once over
+    the prompts; each model then runs only its layers ``start..`` over them, and decodes token by token
+    through all its layers with one KV cache whose first ``start`` layers begin from the shared prompt
+    keys/values. Same tokens as :func:`generate` per model given the same batches (greedy, stops at EOS;
+    other batches change only float rounding). Returns one list of outputs per model, in prompt order.
+    """
+    from transformers import DynamicCache
+
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    eos = tokenizer.eos_token_id
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    outs: list[list[str]] = [[] for _ in models]
+    # Batches of similar length: less padding in the prompt pass, which dominates the cost.
+    order = np.argsort(
+        [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts], kind="stable"
+    )
+    try:
+        head = _submodel(models[0], list(models[0].model.layers[:start]), final_norm=False)
+        tails = [_submodel(m, list(m.model.layers[start:]), final_norm=True) for m in models]
+        for s in range(0, len(prompts), batch):
+            chunk = [prompts[i] for i in order[s : s + batch]]
+            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+            mask = enc["attention_mask"]
+            pos = (mask.cumsum(-1) - 1).clamp_min(0)
+            shared = DynamicCache()
+            hidden = head(
+                input_ids=enc["input_ids"],
+                attention_mask=mask,
+                position_ids=pos,
+                cache=shared,
+                use_cache=True,
+            ).last_hidden_state
+            prefix = [(layer.keys, layer.values) for layer in shared.layers[:start]]
+            for k, (model, tail) in enumerate(zip(models, tails, strict=True)):
+                own = DynamicCache()
+                last = tail(
+                    inputs_embeds=hidden, attention_mask=mask, position_ids=pos, cache=own, use_cache=True
+                ).last_hidden_state[:, -1]
+                cache = DynamicCache(
+                    ddp_cache_data=prefix + [(layer.keys, layer.values) for layer in own.layers[start:]]
+                )
+                outs[k] += _greedy(
+                    model, cache, model.lm_head(last), mask, pos[:, -1], max_new_tokens, eos, pad, tokenizer
+                )
+    finally:
+        tokenizer.padding_side = side
+    back = np.argsort(order, kind="stable")
+    return [[o[i] for i in back] for o in outs]
+
+
+def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, tokenizer) -> list[str]:
+    """Greedy decoding from the first-step ``logits`` ``(B, V)`` with a filled ``cache``; finished rows
+    emit padding, as ``generate`` does."""
+    done = torch.zeros(len(mask), dtype=torch.bool)
+    tokens = []
+    for step in range(max_new_tokens):
+        nxt = logits.argmax(-1)
+        nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
+        tokens.append(nxt)
+        done |= nxt == eos
+        if done.all() or step == max_new_tokens - 1:
+            break
+        mask = torch.cat([mask, torch.ones(len(mask), 1, dtype=mask.dtype)], dim=1)
+        last_pos = last_pos + 1
+        logits = model(
+            input_ids=nxt[:, None],
+            attention_mask=mask,
+            position_ids=last_pos[:, None],
+            cache=cache,
+            use_cache=True,
+        ).logits[:, -1]
+    return tokenizer.batch_decode(torch.stack(tokens, 1), skip_special_tokens=True)

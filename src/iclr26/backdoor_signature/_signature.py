@@ -46,26 +46,31 @@ def module_type(key: str, modules: tuple[str, ...]) -> str | None:
     return next((t for t in MLP_MODULES if t in key), None)
 
 
-def channel_matrix(delta: torch.Tensor, kind: str) -> torch.Tensor:
-    """Channels as rows, float32: ``ΔW`` rows for gate/up, columns (``ΔWᵀ``) for down. ``(C, D)``."""
-    return (delta.T if kind == "down_proj" else delta).float()
+def score_module(deltas: list[torch.Tensor], kind: str, lam: float) -> np.ndarray:
+    """Eq. 2 for one module from ``N ≥ 2`` deltas ``ΔW`` ``(out, in)``: ``(C,)`` float64 scores.
 
-
-def score_module(mats: list[torch.Tensor], lam: float) -> np.ndarray:
-    """Eq. 2 for one module from ``N ≥ 2`` channel matrices ``(C, D)``: ``(C,)`` float64 scores.
-
-    ``s_j = mean_i ‖Δ_ij‖ + λ · 2/(N(N−1)) Σ_{i<l} max(0, cos(Δ_ij, Δ_lj))``; a zero-norm channel has
-    cosine 0 (PyTorch's ``cosine_similarity`` clamps each norm to 1e-8). Float32 products, one batched
-    ``(C, N, D) @ (C, D, N)`` Gram matrix per module; norms averaged in float64.
+    Channels are rows for gate/up (``C = out``) and columns for down (``C = in``).
+    ``s_j = mean_i ‖Δ_ij‖ + λ · 2/(N(N−1)) Σ_{i<l} max(0, cos(Δ_ij, Δ_lj))`` with
+    ``cos = <Δ_ij, Δ_lj> / (max(‖Δ_ij‖, 1e-8) · max(‖Δ_lj‖, 1e-8))`` (PyTorch's ``cosine_similarity``;
+    a zero-norm channel has cosine 0). Vectorised over channels, float32 products, one pass over each
+    pair of ``(out, in)`` matrices in memory order (no transposed or stacked copy); sums in float64.
     """
-    stack = torch.stack(mats, dim=1).float()  # (C, N, D)
-    n = stack.shape[1]
-    norms = torch.linalg.vector_norm(stack, dim=2)  # (C, N)
-    unit = stack / norms.clamp_min(1e-8).unsqueeze(2)
-    cos = torch.bmm(unit, unit.transpose(1, 2)).clamp(-1.0, 1.0).clamp_min(0.0)  # (C, N, N)
-    iu = torch.triu_indices(n, n, offset=1)
-    align = cos[:, iu[0], iu[1]].double().sum(dim=1) * (2.0 / (n * (n - 1)))
-    return (norms.double().mean(dim=1) + lam * align).numpy()
+    axis = 0 if kind == "down_proj" else 1  # the axis a channel vector runs along
+    mats = [d.float() for d in deltas]
+    if axis == 0:  # column channels: reduce over rows, contiguous across columns
+        norms = torch.stack([(m * m).sum(0) for m in mats]).sqrt()
+        dot = lambda x, y: (x * y).sum(0)  # noqa: E731
+    else:
+        norms = torch.stack([torch.linalg.vector_norm(m, dim=1) for m in mats])
+        dot = lambda x, y: torch.linalg.vecdot(x, y, dim=1)  # noqa: E731
+    n = len(mats)
+    safe = norms.clamp_min(1e-8)
+    align = torch.zeros(norms.shape[1], dtype=torch.float64)
+    for i in range(n):
+        for j in range(i + 1, n):
+            cos = dot(mats[i], mats[j]) / (safe[i] * safe[j])
+            align += cos.clamp(-1.0, 1.0).clamp_min(0.0).double()
+    return (norms.double().mean(dim=0) + lam * align * (2.0 / (n * (n - 1)))).numpy()
 
 
 def score_deltas(deltas: list[dict[str, torch.Tensor]], modules: tuple[str, ...], lam: float):
@@ -74,9 +79,9 @@ def score_deltas(deltas: list[dict[str, torch.Tensor]], modules: tuple[str, ...]
     scores = {}
     for key in keys:
         kind = module_type(key, modules)
-        mats = [channel_matrix(d[key], kind) for d in deltas if key in d]
+        mats = [d[key] for d in deltas if key in d]
         if len(mats) >= 2:
-            scores[key] = score_module(mats, lam)
+            scores[key] = score_module(mats, kind, lam)
     return scores
 
 
