@@ -17,7 +17,7 @@ from iclr26.lgbo import (  # noqa: E402
     load_lnp3,
     tabular_oracle,
 )
-from iclr26.lgbo._tabular import CONCRETE_UCI_COLUMNS, LNP3_LEVELS, LNP3_LIPIDS  # noqa: E402
+from iclr26.lgbo._tabular import CONCRETE_UCI_COLUMNS, LNP3_COLUMNS, LNP3_LEVELS, LNP3_LIPIDS  # noqa: E402
 
 
 def _write(path, header, rows):
@@ -148,3 +148,80 @@ def test_loaders_refuse_bad_input_with_a_clear_error(tmp_path):
         load_lnp3(_write(tmp_path / "ok.csv", None, rows), weights=(0, 0, 0))
     with pytest.raises(ValueError, match="levels"):
         GridOracle([np.array([1.0])], np.zeros(1))
+
+
+def _authors_fun():
+    """The authors' ``fun`` package (Xinzhe309/LGBO), from a checkout outside the repository, or skip."""
+    import os
+    import sys
+    from pathlib import Path
+
+    root = Path(os.environ.get("ICLR26_LGBO_REPO", "/tmp/lgbo-authors-fun"))
+    if not (root / "fun" / "tabular.py").is_file():
+        pytest.skip(f"the authors' LGBO checkout is not at {root} (set ICLR26_LGBO_REPO)")
+    sys.path.insert(0, str(root))
+    try:
+        from fun.lnp3 import DiscreteBONormalizer, LNP3Evaluator
+        from fun.tabular import TabularEvaluator
+    finally:
+        sys.path.remove(str(root))
+    return TabularEvaluator, LNP3Evaluator, DiscreteBONormalizer
+
+
+def test_loaders_equal_the_authors_evaluators(tmp_path):
+    TabularEvaluator, LNP3Evaluator, DiscreteBONormalizer = _authors_fun()
+    rng = np.random.default_rng(4)
+    cb_header = ["n", "theta", "r", "t", "toughness"]
+    for _ in range(3):
+        X = np.column_stack(
+            [
+                rng.choice([6, 8, 10, 12], 60),
+                rng.uniform(0, 200, 60),
+                rng.uniform(1.5, 2.5, 60),
+                rng.uniform(0.7, 1.4, 60),
+            ]
+        )
+        X[5] = X[4]  # a repeated input
+        rows = [list(x) + [v] for x, v in zip(X, rng.uniform(0, 3, 60))]
+        theirs = TabularEvaluator(_write(tmp_path / "cb.csv", cb_header, rows), cb_header[:4], "toughness")
+        ours = load_crossed_barrel(_write(tmp_path / "raw.csv", None, rows))
+        Q = np.vstack([rng.uniform(ours.bounds[0], ours.bounds[1], (20, 4)), X[:6]])
+        expected = [theirs.evaluate_from_list(q)["toughness"] for q in Q]
+        np.testing.assert_allclose(ours(Q), expected, rtol=0, atol=1e-12)
+        levels = [[6.0, 8, 10, 12], np.sort(rng.uniform(0, 200, 5)), [1.5, 2, 2.5], [0.7, 1.0, 1.4]]
+        grid = np.array(list(itertools.product(*levels)))
+        rows = [list(x) + [v] for x, v in zip(grid, rng.normal(size=len(grid)))] + [list(grid[7]) + [5.0]]
+        theirs = TabularEvaluator(_write(tmp_path / "g.csv", cb_header, rows), cb_header[:4], "toughness")
+        ours = load_crossed_barrel(tmp_path / "g.csv")
+        assert theirs.use_grid and isinstance(ours.oracle, GridOracle)
+        Q = rng.uniform(ours.bounds[0] - 1, ours.bounds[1] + 1, (30, 4))
+        expected = [theirs.evaluate_from_list(q)["toughness"] for q in Q]
+        np.testing.assert_allclose(ours(Q), expected, rtol=0, atol=1e-12)
+        # Concrete: their prepared file (Age <= 100 kept, Age dropped) against ours from the UCI layout
+        Xc, age, strength = (
+            rng.uniform(0, 500, (80, 7)),
+            rng.choice([3, 28, 100, 365], 80),
+            rng.uniform(5, 80, 80),
+        )
+        _write(
+            tmp_path / "uci.csv",
+            CONCRETE_UCI_COLUMNS,
+            [list(x) + [a, s] for x, a, s in zip(Xc, age, strength)],
+        )
+        keep = age <= 100
+        prepared = ["Cement", "Blast", "Fly", "Water", "Superplas", "CoarseAg", "FineAggr", "Strength"]
+        _write(tmp_path / "c.csv", prepared, [list(x) + [s] for x, s in zip(Xc[keep], strength[keep])])
+        theirs = TabularEvaluator(tmp_path / "c.csv", prepared[:7], "Strength", try_regular_grid=False)
+        ours = load_concrete(tmp_path / "uci.csv")
+        Q = np.vstack([rng.uniform(ours.bounds[0], ours.bounds[1], (20, 7)), Xc[keep][:5]])
+        expected = [theirs.evaluate_from_list(q)["Strength"] for q in Q]
+        np.testing.assert_allclose(ours(Q), expected, rtol=0, atol=1e-10)
+        # LNP3: their unit-cube decoding, then their look-up and score
+        rows, _ = _lnp3_rows(rng)
+        rows = [rows[i] for i in rng.permutation(len(rows))]
+        path = _write(tmp_path / "lnp3.csv", list(LNP3_COLUMNS), rows)
+        theirs, decode, ours = LNP3Evaluator(path), DiscreteBONormalizer(), load_lnp3(path)
+        halves = np.array(list(itertools.product([0, 1 / 6, 0.5, 5 / 6, 1], repeat=2)))[:, [0, 1, 1, 0, 1, 0]]
+        U = np.vstack([rng.uniform(0, 1, (40, 6)), halves])
+        expected = [theirs.evaluate_from_list(decode.denormalize_point(u))["total_score"] for u in U]
+        np.testing.assert_allclose(ours(U), expected, rtol=0, atol=1e-12)
