@@ -23,3 +23,35 @@ def test_methods_cover_baselines_and_every_confidence():
     names = [m[0] for m in _methods((0.6, 0.8), warm_only=True)]
     assert names[:2] == ["gpbo", "pibo"] and {"lgbo-random", "warm-start-only"} <= set(names)
     assert {"lgbo-aligned", "lgbo-aligned-c0.6", "lgbo-misaligned-c0.6"} <= set(names)
+
+
+def test_medium_claims_cover_hplc_warm_start_and_the_parse_rate(tmp_path, monkeypatch):
+    """The medium claim set, with the BO runs and model calls replaced by synthetic curves."""
+    from iclr26.lgbo import experiment
+    from iclr26.runtime import RunContext
+
+    def fake_run(spec, seed, guidance, kind, c, warm, rounds):
+        speed = 0.5 if kind == "aligned" else 0.2  # guided methods close the gap faster
+        return 10.0 * np.exp(-speed * np.arange(rounds + 1)) + 0.01 * (seed % 7)
+
+    def fake_problem(name):
+        return {
+            "bounds": np.array([[0.0], [1.0]]),
+            "optimum": np.zeros(1),
+            "task": {},
+            "f": None,
+            "goal": "min",
+        }
+
+    monkeypatch.setattr(experiment, "_run_one", fake_run)
+    monkeypatch.setattr(experiment, "_problem", fake_problem)
+    monkeypatch.setattr(experiment, "_tilt_identity", lambda ctx, n: np.zeros(50))
+    monkeypatch.setattr(experiment, "_llm_parse_rate", lambda ctx, n: np.zeros(n))
+    res = experiment.run(RunContext("lgbo", scale="medium", out_dir=tmp_path, show_progress=False))
+    by_name = {c.statement: c for c in res.claims}
+    warm = [s for s in by_name if "warm start alone" in s]
+    assert len(warm) == 3 and any(s.startswith("HPLC") for s in warm)  # ackley, levy, HPLC
+    assert all(by_name[s].verdict == "holds" for s in warm)  # the aligned warm start is faster here
+    parse = next(c for s, c in by_name.items() if "parse into" in s)
+    assert parse.verdict == "does not hold"  # no reply parsed
+    assert not any("HPLC (olymp)" in s for s in by_name)  # measured, not marked unmeasurable

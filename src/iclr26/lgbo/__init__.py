@@ -19,6 +19,14 @@ from ._lift import LiftedModel, RegionLift, lifted_model, sobol_grid
 from ._oracle import TOY_BOUNDS, TOY_OPTIMUM, PreferenceOracle, toy_function
 from ._plan import LiftPlan, preference_to_lift, strength
 from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, parse_preference, toy_task, user_prompt
+from ._tabular import (
+    GridOracle,
+    TabularBenchmark,
+    load_concrete,
+    load_crossed_barrel,
+    load_lnp3,
+    tabular_oracle,
+)
 
 __all__ = [
     "SYSTEM_PROMPT",
@@ -32,6 +40,12 @@ __all__ = [
     "TOY_BOUNDS",
     "TOY_OPTIMUM",
     "fit_gp",
+    "GridOracle",
+    "TabularBenchmark",
+    "load_concrete",
+    "load_crossed_barrel",
+    "load_lnp3",
+    "tabular_oracle",
     "hplc_data",
     "hplc_task",
     "toy_function",
