@@ -20,24 +20,12 @@ import time
 import numpy as np
 import torch
 
-from iclr26.lgbo import LGBO, PreferenceOracle
-from iclr26.lgbo.experiment import BOX_FRAC, FAST, N_INIT, Q, _methods, _problem
+from iclr26.lgbo import LGBO
+from iclr26.lgbo.experiment import N_INIT, Q, _methods, _optimizer, _problem
 
 
 def _round_times(spec: dict, guidance: str, kind: str | None, c: float, warm: str, rounds: int) -> list:
-    oracle = None if kind is None else PreferenceOracle(kind, c, BOX_FRAC, spec["optimum"], spec["bounds"])
-    opt = LGBO(
-        spec["bounds"],
-        llm=oracle,
-        goal=spec["goal"],
-        n_init=N_INIT,
-        batch_size=Q,
-        guidance=guidance,
-        warm_start=warm,
-        task=spec["task"] if oracle else None,
-        seed=0,
-        **FAST,
-    )
+    opt = _optimizer(spec, 0, guidance, kind, c, warm)
     X = opt.initial_design()
     y = np.asarray(spec["f"](X), dtype=float)
     times = []

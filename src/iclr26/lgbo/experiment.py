@@ -81,14 +81,12 @@ def _problem(name: str) -> dict:
     }
 
 
-def _run_one(
-    spec: dict, seed: int, guidance: str, kind: str | None, c: float, warm: str, rounds: int
-) -> np.ndarray:
-    """Best-so-far curve ``(rounds + 1,)`` of one method on one problem and seed, as a minimisation."""
+def _optimizer(spec: dict, seed: int, guidance: str, kind: str | None, c: float, warm: str) -> LGBO:
+    """One method's optimiser on one problem and seed (``kind=None``: no preference oracle)."""
     oracle = None
     if kind is not None:
         oracle = PreferenceOracle(kind, c, BOX_FRAC, spec["optimum"], spec["bounds"], seed=seed)
-    opt = LGBO(
+    return LGBO(
         spec["bounds"],
         llm=oracle,
         goal=spec["goal"],
@@ -100,6 +98,13 @@ def _run_one(
         seed=seed,
         **FAST,
     )
+
+
+def _run_one(
+    spec: dict, seed: int, guidance: str, kind: str | None, c: float, warm: str, rounds: int
+) -> np.ndarray:
+    """Best-so-far curve ``(rounds + 1,)`` of one method on one problem and seed, as a minimisation."""
+    opt = _optimizer(spec, seed, guidance, kind, c, warm)
     if spec["goal"] == "max":
         return -opt.maximize(spec["f"], rounds).best_so_far
     return opt.minimize(spec["f"], rounds).best_so_far
