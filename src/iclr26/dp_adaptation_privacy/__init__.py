@@ -51,8 +51,8 @@ __all__ = [
     "validation_loss",
 ]
 
-#: Adaptation methods implemented (``prefix`` not yet: see docs/dp-adaptation-privacy.md).
-METHODS = ("full", "head", "lora")
+#: Adaptation methods: all parameters, the untied output head, peft LoRA, peft Prefix-Tuning.
+METHODS = ("full", "head", "lora", "prefix")
 
 
 # --------------------------------------------------------------------------------------------- validation
@@ -138,11 +138,14 @@ class AdaptedModel:
     batch_sizes: list[int] = field(default_factory=list)
 
 
-def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple):
+def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple, prefix_tokens: int):
     """(module to run, its trainable parameters) for ``method``; ``head`` unties the output head first.
 
     ``lora`` wraps ``hf`` with peft's ``LoraConfig(r, lora_alpha, target_modules, lora_dropout=0)``
-    (Hu et al. 2022): only the A/B factors train, and the returned module is the ``PeftModel``.
+    (Hu et al. 2022): only the A/B factors train. ``prefix`` wraps it with peft's
+    ``PrefixTuningConfig(num_virtual_tokens=prefix_tokens)`` (Li & Liang 2021, no reparametrisation):
+    only the prefix embedding ``(prefix_tokens, 2 · layers · kv_width)`` trains. The module returned is
+    then the ``PeftModel``.
     """
     import torch
 
@@ -157,6 +160,12 @@ def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tu
         config = LoraConfig(
             r=lora_r, lora_alpha=lora_alpha, target_modules=list(lora_targets), lora_dropout=0.0
         )
+        wrapped = get_peft_model(hf, config)
+        return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
+    if method == "prefix":
+        from peft import PrefixTuningConfig, get_peft_model
+
+        config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=prefix_tokens)
         wrapped = get_peft_model(hf, config)
         return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
     return hf, dict(hf.named_parameters())
@@ -178,15 +187,17 @@ def adapt(
     lora_r: int = 8,
     lora_alpha: float = 16.0,
     lora_targets: Sequence[str] = ("q_proj", "v_proj"),
+    prefix_tokens: int = 8,
 ) -> AdaptedModel:
     """DP-SGD adaptation of a copy of ``model`` (an ``HFModel``) on ``texts`` (one privacy unit per text).
 
     Poisson sampling at q = ``batch_size`` / N for T = ⌊``epochs`` / q⌋ steps; σ solved for
     (``epsilon``, ``delta``, q, T) by the RDP accountant (``epsilon=inf``: σ = 0 and no clipping);
     ``delta`` defaults to 1/N (a warning is raised for δ ≥ 1/N). AdamW on the noisy clipped mean
-    gradient (post-processing). ``method``: ``"full"`` (all parameters), ``"head"`` (untied output head)
-    or ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
-    merged into the returned model).
+    gradient (post-processing). ``method``: ``"full"`` (all parameters), ``"head"`` (untied output
+    head), ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
+    merged into the returned model) or ``"prefix"`` (peft Prefix-Tuning with ``prefix_tokens`` virtual
+    tokens per layer; the returned model is the ``PeftModel``, which prepends the prefix on every call).
     """
     import torch
 
@@ -206,6 +217,7 @@ def adapt(
     lora_alpha = _check_positive(lora_alpha, "lora_alpha")
     if isinstance(lora_targets, str) or not lora_targets:
         raise ValueError("lora_targets: expected a non-empty list of module names")
+    prefix_tokens = check_int(prefix_tokens, "prefix_tokens", minimum=1)
     ids, mask = _dpsgd.encode(model.tokenizer, texts, max_length)
     _check_lengths((ids, mask), "texts")
 
@@ -216,7 +228,7 @@ def adapt(
     clip = max_grad_norm if private else math.inf
 
     hf = copy.deepcopy(model.model).train()
-    hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets))
+    hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets), prefix_tokens)
     for p in hf.parameters():
         p.requires_grad_(False)
     opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
