@@ -259,3 +259,16 @@ def test_prefix_trains_only_the_prefix(tiny, texts):
     # batch independence of the signal holds with the prefix too (right padding, causal attention)
     one = np.array([dpa.signals(dp, [t], max_length=16)[0] for t in texts[:3]])
     assert np.allclose(one, dpa.signals(dp, texts[:3], max_length=16), rtol=1e-5)
+
+
+def test_microbatching_does_not_change_the_update(tiny, texts):
+    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:5], 16)
+    params = {k: p.detach() for k, p in tiny.model.named_parameters() if "layers.1" in k}
+    kw = dict(max_grad_norm=0.1, sigma=0.5, expected_batch_size=5.0)
+    whole = _dpsgd.dp_gradient(
+        tiny.model, params, ids, mask, generator=torch.Generator().manual_seed(1), **kw
+    )
+    parts = _dpsgd.dp_gradient(
+        tiny.model, params, ids, mask, generator=torch.Generator().manual_seed(1), microbatch=2, **kw
+    )
+    assert all(torch.allclose(whole[k], parts[k], atol=1e-6) for k in params)
