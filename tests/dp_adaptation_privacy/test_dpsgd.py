@@ -272,3 +272,17 @@ def test_microbatching_does_not_change_the_update(tiny, texts):
         tiny.model, params, ids, mask, generator=torch.Generator().manual_seed(1), microbatch=2, **kw
     )
     assert all(torch.allclose(whole[k], parts[k], atol=1e-6) for k in params)
+
+
+@pytest.mark.parametrize("method", ["lora", "prefix"])
+def test_adapt_does_not_depend_on_the_global_generator(tiny, texts, method):
+    """peft initialises from torch's global generator; adapt seeds it from ``seed`` and restores it."""
+    pytest.importorskip("peft")
+    runs = []
+    for state in (1, 2):
+        torch.manual_seed(state)
+        before = torch.random.get_rng_state()
+        runs.append(dpa.adapt(tiny, texts[:4], method, 8.0, batch_size=2, max_length=16, seed=5))
+        assert torch.equal(torch.random.get_rng_state(), before)
+    a, b = (dpa.signals(r, texts[:3], max_length=16) for r in runs)
+    assert np.array_equal(a, b)

@@ -234,7 +234,11 @@ def adapt(
     clip = max_grad_norm if private else math.inf
 
     hf = copy.deepcopy(model.model).train()
-    hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets), prefix_tokens)
+    # peft initialises LoRA / prefix weights from torch's global generator: seed it from ``seed`` (without
+    # disturbing the caller's stream) so that a run does not depend on what ran before in the process
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets), prefix_tokens)
     for p in hf.parameters():
         p.requires_grad_(False)
     opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
