@@ -85,8 +85,9 @@ def test_worker_cell_runs_the_medium_settings(tmp_path):
     assert cell["base_exposure"].shape == (2,)
 
 
-def test_claims_on_synthetic_cells():
+def test_claims_on_synthetic_cells(monkeypatch):
     """The analysis on made-up signals: a leak planted in IID and none in OOD is found; eps = inf branch."""
+    monkeypatch.setattr(experiment, "N_BOOT", 200)
     rng = np.random.default_rng(0)
     cfg = _micro_cfg(
         distributions=("overlap", "iid", "ood"), epsilons=(8.0, math.inf), n_members=40, shadows=1
