@@ -4,8 +4,9 @@ opacus's hook-based per-sample gradients where opacus is importable (a peer, nev
     PYTHONPATH=src python benchmarks/dp_adaptation_speed.py --model tiny --batch 8 --length 64
     PYTHONPATH=src python benchmarks/dp_adaptation_speed.py --model smollm2 --methods lora head
 
-Prints seconds per step (median of ``--repeats``) and the DP/non-private ratio per method. opacus runs
-only for ``head`` and ``lora`` (its hooks do not cover Llama's RMSNorm, so ``full`` has no opacus row).
+Prints seconds per step (median of ``--repeats``) and the DP/non-private ratio per method (``prefix`` is
+peft Prefix-Tuning with 8 virtual tokens). opacus runs only for ``head`` and ``lora`` (its hooks do not
+cover Llama's RMSNorm, so ``full`` has no opacus row; ``prefix`` is not wired to opacus here).
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ def _timed(fn, repeats: int) -> float:
 
 
 def bench(base, method: str, ids, mask, repeats: int) -> dict:
-    hf, params = _trainable(copy.deepcopy(base.model).train(), method, 8, 16.0, ("q_proj", "v_proj"))
+    hf, params = _trainable(copy.deepcopy(base.model).train(), method, 8, 16.0, ("q_proj", "v_proj"), 8)
     for p in hf.parameters():
         p.requires_grad_(False)
     for p in params.values():
@@ -64,7 +65,7 @@ def bench(base, method: str, ids, mask, repeats: int) -> dict:
         )
 
     row = {"method": method, "non-private": _timed(plain, repeats), "ours (vmap)": _timed(ours, repeats)}
-    if method != "full":
+    if method in ("head", "lora"):
         try:
             from opacus import GradSampleModule
         except ImportError:
@@ -82,7 +83,7 @@ def bench(base, method: str, ids, mask, repeats: int) -> dict:
 def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--model", choices=("tiny", "smollm2"), default="tiny")
-    ap.add_argument("--methods", nargs="+", default=["head", "lora", "full"])
+    ap.add_argument("--methods", nargs="+", default=["head", "lora", "prefix", "full"])
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--length", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)

@@ -129,7 +129,8 @@ def test_adapt_is_seeded(tiny, texts):
     "kw,name",
     [
         ({"method": "adapter"}, "method"),
-        ({"method": "prefix"}, "method"),
+        ({"method": "Full"}, "method"),
+        ({"method": "prefix", "prefix_tokens": 0}, "prefix_tokens"),
         ({"epsilon": 0}, "epsilon"),
         ({"epsilon": -3}, "epsilon"),
         ({"delta": 0.0}, "delta"),
@@ -189,7 +190,7 @@ def test_match_validation_loss(tiny, texts):
         ({"target_loss": 0}, "target_loss"),
         ({"lrs": ()}, "lrs"),
         ({"lrs": (-1.0,)}, "lrs"),
-        ({"methods": ("prefix",)}, "methods"),
+        ({"methods": ("adapter",)}, "methods"),
         ({"max_epochs": 0}, "max_epochs"),
         ({"validation": []}, "validation"),
     ],
@@ -198,3 +199,90 @@ def test_match_validation_loss_bad_input(tiny, texts, kw, name):
     args = {"validation": texts[8:10], "target_loss": 1.0, **kw}
     with pytest.raises(ValueError, match=name):
         dpa.match_validation_loss(tiny, texts[:4], batch_size=2, max_length=16, **args)
+
+
+def _prefix_model(tiny, tokens=3):
+    import copy
+
+    from peft import PrefixTuningConfig, get_peft_model
+
+    wrapped = get_peft_model(
+        copy.deepcopy(tiny.model), PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=tokens)
+    )
+    return wrapped, {k: p.detach() for k, p in wrapped.named_parameters() if p.requires_grad}
+
+
+@pytest.mark.parametrize("sigma", [0.0, 0.7])
+def test_prefix_dp_step_equals_a_hand_computed_update(tiny, texts, sigma):
+    """Per-sequence autograd gradients of the prefix, clipped, summed, noised and averaged by hand."""
+    pytest.importorskip("peft")
+    wrapped, params = _prefix_model(tiny)
+    assert list(params) == ["prompt_encoder.default.embedding.weight"]
+    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:4], 16)
+    mask[1, 9:] = 0  # a shorter sequence: its padded targets leave the loss
+    ours = _dpsgd.dp_gradient(
+        wrapped,
+        params,
+        ids,
+        mask,
+        max_grad_norm=0.05,
+        sigma=sigma,
+        expected_batch_size=3.5,
+        generator=torch.Generator().manual_seed(11),
+    )["prompt_encoder.default.embedding.weight"]
+    total = torch.zeros_like(params["prompt_encoder.default.embedding.weight"])
+    for i in range(4):
+        p = {k: v.clone().requires_grad_() for k, v in params.items()}
+        logits = torch.func.functional_call(wrapped, p, args=(), kwargs={"input_ids": ids[i : i + 1]}).logits
+        n = int(mask[i].sum())
+        loss = torch.nn.functional.cross_entropy(logits[0, : n - 1], ids[i, 1:n])
+        (g,) = torch.autograd.grad(loss, list(p.values()))
+        total += g * min(1.0, 0.05 / (float(g.norm()) + 1e-6))
+    noise = torch.normal(0.0, sigma * 0.05, total.shape, generator=torch.Generator().manual_seed(11))
+    expected = (total + (noise if sigma else 0.0)) / 3.5
+    assert torch.allclose(ours, expected, atol=1e-7)
+
+
+def test_prefix_trains_only_the_prefix(tiny, texts):
+    pytest.importorskip("peft")
+    texts = texts[:8]
+    free = dpa.adapt(tiny, texts, "prefix", math.inf, epochs=3, batch_size=4, lr=5e-2, max_length=16)
+    peft_model = free.model.model
+    assert free.noise_multiplier == 0
+    base = dict(tiny.model.named_parameters())
+    for k, p in peft_model.get_base_model().named_parameters():
+        assert torch.equal(p, base[k]), k  # the base weights are frozen
+    assert dpa.validation_loss(free, texts, max_length=16) < dpa.validation_loss(tiny, texts, max_length=16)
+    dp = dpa.adapt(tiny, texts, "prefix", 8.0, epochs=1, batch_size=4, max_length=16, prefix_tokens=2)
+    assert dp.noise_multiplier == pytest.approx(dpa.noise_multiplier(8.0, 1 / 8, 0.5, 2))
+    assert dp.model.model.peft_config["default"].num_virtual_tokens == 2
+    # batch independence of the signal holds with the prefix too (right padding, causal attention)
+    one = np.array([dpa.signals(dp, [t], max_length=16)[0] for t in texts[:3]])
+    assert np.allclose(one, dpa.signals(dp, texts[:3], max_length=16), rtol=1e-5)
+
+
+def test_microbatching_does_not_change_the_update(tiny, texts):
+    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:5], 16)
+    params = {k: p.detach() for k, p in tiny.model.named_parameters() if "layers.1" in k}
+    kw = dict(max_grad_norm=0.1, sigma=0.5, expected_batch_size=5.0)
+    whole = _dpsgd.dp_gradient(
+        tiny.model, params, ids, mask, generator=torch.Generator().manual_seed(1), **kw
+    )
+    parts = _dpsgd.dp_gradient(
+        tiny.model, params, ids, mask, generator=torch.Generator().manual_seed(1), microbatch=2, **kw
+    )
+    assert all(torch.allclose(whole[k], parts[k], atol=1e-6) for k in params)
+
+
+@pytest.mark.parametrize("method", ["lora", "prefix"])
+def test_adapt_does_not_depend_on_the_global_generator(tiny, texts, method):
+    """peft initialises from torch's global generator; adapt seeds it from ``seed`` and restores it."""
+    pytest.importorskip("peft")
+    runs = []
+    for state in (1, 2):
+        torch.manual_seed(state)
+        before = torch.random.get_rng_state()
+        runs.append(dpa.adapt(tiny, texts[:4], method, 8.0, batch_size=2, max_length=16, seed=5))
+        assert torch.equal(torch.random.get_rng_state(), before)
+    a, b = (dpa.signals(r, texts[:3], max_length=16) for r in runs)
+    assert np.array_equal(a, b)

@@ -23,16 +23,18 @@ from typing import Any
 import numpy as np
 
 from ..validation import check_array, check_in, check_int
-from . import _accountant, _attacks, _canaries, _data, _distance, _dpsgd
+from . import _accountant, _attacks, _canaries, _corpora, _data, _distance, _dpsgd
 from ._canaries import Canary
 
 __all__ = [
     "AdaptedModel",
     "Canary",
+    "DefaultData",
     "LossMatch",
     "METHODS",
     "adapt",
     "canary_exposure",
+    "default_data",
     "distribution_distance",
     "epsilon_spent",
     "insert_canaries",
@@ -51,8 +53,8 @@ __all__ = [
     "validation_loss",
 ]
 
-#: Adaptation methods implemented (``prefix`` not yet: see docs/dp-adaptation-privacy.md).
-METHODS = ("full", "head", "lora")
+#: Adaptation methods: all parameters, the untied output head, peft LoRA, peft Prefix-Tuning.
+METHODS = ("full", "head", "lora", "prefix")
 
 
 # --------------------------------------------------------------------------------------------- validation
@@ -138,11 +140,14 @@ class AdaptedModel:
     batch_sizes: list[int] = field(default_factory=list)
 
 
-def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple):
+def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple, prefix_tokens: int):
     """(module to run, its trainable parameters) for ``method``; ``head`` unties the output head first.
 
     ``lora`` wraps ``hf`` with peft's ``LoraConfig(r, lora_alpha, target_modules, lora_dropout=0)``
-    (Hu et al. 2022): only the A/B factors train, and the returned module is the ``PeftModel``.
+    (Hu et al. 2022): only the A/B factors train. ``prefix`` wraps it with peft's
+    ``PrefixTuningConfig(num_virtual_tokens=prefix_tokens)`` (Li & Liang 2021, no reparametrisation):
+    only the prefix embedding ``(prefix_tokens, 2 · layers · kv_width)`` trains. The module returned is
+    then the ``PeftModel``.
     """
     import torch
 
@@ -157,6 +162,12 @@ def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tu
         config = LoraConfig(
             r=lora_r, lora_alpha=lora_alpha, target_modules=list(lora_targets), lora_dropout=0.0
         )
+        wrapped = get_peft_model(hf, config)
+        return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
+    if method == "prefix":
+        from peft import PrefixTuningConfig, get_peft_model
+
+        config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=prefix_tokens)
         wrapped = get_peft_model(hf, config)
         return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
     return hf, dict(hf.named_parameters())
@@ -178,15 +189,19 @@ def adapt(
     lora_r: int = 8,
     lora_alpha: float = 16.0,
     lora_targets: Sequence[str] = ("q_proj", "v_proj"),
+    prefix_tokens: int = 8,
+    microbatch: int | None = None,
 ) -> AdaptedModel:
     """DP-SGD adaptation of a copy of ``model`` (an ``HFModel``) on ``texts`` (one privacy unit per text).
 
     Poisson sampling at q = ``batch_size`` / N for T = ⌊``epochs`` / q⌋ steps; σ solved for
     (``epsilon``, ``delta``, q, T) by the RDP accountant (``epsilon=inf``: σ = 0 and no clipping);
     ``delta`` defaults to 1/N (a warning is raised for δ ≥ 1/N). AdamW on the noisy clipped mean
-    gradient (post-processing). ``method``: ``"full"`` (all parameters), ``"head"`` (untied output head)
-    or ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
-    merged into the returned model).
+    gradient (post-processing). ``method``: ``"full"`` (all parameters), ``"head"`` (untied output
+    head), ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
+    merged into the returned model) or ``"prefix"`` (peft Prefix-Tuning with ``prefix_tokens`` virtual
+    tokens per layer; the returned model is the ``PeftModel``, which prepends the prefix on every call).
+    ``microbatch`` bounds how many per-sequence gradients are held at once (same result; less memory).
     """
     import torch
 
@@ -206,6 +221,9 @@ def adapt(
     lora_alpha = _check_positive(lora_alpha, "lora_alpha")
     if isinstance(lora_targets, str) or not lora_targets:
         raise ValueError("lora_targets: expected a non-empty list of module names")
+    prefix_tokens = check_int(prefix_tokens, "prefix_tokens", minimum=1)
+    if microbatch is not None:
+        microbatch = check_int(microbatch, "microbatch", minimum=1)
     ids, mask = _dpsgd.encode(model.tokenizer, texts, max_length)
     _check_lengths((ids, mask), "texts")
 
@@ -216,7 +234,11 @@ def adapt(
     clip = max_grad_norm if private else math.inf
 
     hf = copy.deepcopy(model.model).train()
-    hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets))
+    # peft initialises LoRA / prefix weights from torch's global generator: seed it from ``seed`` (without
+    # disturbing the caller's stream) so that a run does not depend on what ran before in the process
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets), prefix_tokens)
     for p in hf.parameters():
         p.requires_grad_(False)
     opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
@@ -235,6 +257,7 @@ def adapt(
             sigma=sigma,
             expected_batch_size=q * n,
             generator=gen,
+            microbatch=microbatch,
         )
         for k, p in params.items():
             p.grad = g[k]
@@ -530,6 +553,73 @@ def load_texts(path, *, field: str = "text", split: str = "paragraph", min_chars
     if not texts:
         raise ValueError(f"path: {path} holds no text of at least {min_chars} characters")
     return texts
+
+
+@dataclass
+class DefaultData:
+    """The embedded default data (ours, not the paper's; see ``_corpora``): lists of ``str``.
+
+    ``pretrain`` is corpus S (stdlib chunks the base model is pretrained on); ``overlap`` is drawn from
+    S; ``iid`` from held-out stdlib files (same distribution, unseen); ``ood`` are faker English person
+    records and ``ood_german`` faker ``de_DE`` prose; ``project_code`` (only when asked for) is this
+    project's own source, post-cutoff IID code for SmolLM2.
+    """
+
+    pretrain: list[str]
+    overlap: list[str]
+    iid: list[str]
+    ood: list[str]
+    ood_german: list[str]
+    project_code: list[str] = field(default_factory=list)
+
+    def split(self, name: str) -> list[str]:
+        """The pool ``name``: ``overlap``, ``iid``, ``ood``, ``ood_german`` or ``project_code``."""
+        check_in(name, ("overlap", "iid", "ood", "ood_german", "project_code"), "name")
+        return getattr(self, name)
+
+
+def default_data(
+    n_pretrain: int = 2000,
+    n_split: int = 192,
+    *,
+    chars: int = 240,
+    seed: int = 0,
+    project_code: bool = False,
+) -> DefaultData:
+    """The embedded overlap / IID / OOD construction: S of ``n_pretrain`` chunks, pools of ``n_split``.
+
+    Stdlib source files are split by a stable hash of their path (80 % S-files, 20 % held out); S is
+    ``n_pretrain`` chunks (of ≥ ``chars`` characters) drawn with ``seed`` from the S-files, ``overlap``
+    ``n_split`` chunks drawn from S, ``iid`` ``n_split`` chunks of the held-out files (none of which
+    occurs verbatim in an S-file), ``ood`` and
+    ``ood_german`` ``n_split`` faker texts seeded with ``seed``. Needs ``faker`` (the system's extra).
+    """
+    n_pretrain = check_int(n_pretrain, "n_pretrain", minimum=2)
+    n_split = check_int(n_split, "n_split", minimum=2)
+    chars = check_int(chars, "chars", minimum=16)
+    seed = check_int(seed, "seed", minimum=0)
+    if n_split > n_pretrain:
+        raise ValueError(f"n_split: the overlap pool is drawn from S, so at most n_pretrain={n_pretrain}")
+    rng = np.random.default_rng(seed)
+    s_files = _corpora.stdlib_chunks(chars, False)
+    in_s = set(s_files)
+    # a chunk repeated verbatim in an S-file (licence headers, vendored code) is not unseen: drop it
+    held = [c for c in _corpora.stdlib_chunks(chars, True) if c not in in_s]
+    for name, pool, need in (("n_pretrain", s_files, n_pretrain), ("n_split", held, n_split)):
+        if len(pool) < need:
+            raise ValueError(f"{name}: the stdlib gives only {len(pool)} chunks of {chars} characters")
+    pretrain = [s_files[i] for i in rng.choice(len(s_files), n_pretrain, replace=False)]
+    code = _corpora.project_chunks(chars) if project_code else []
+    if project_code and len(code) < n_split:
+        raise ValueError(f"n_split: the project source gives only {len(code)} chunks")
+    return DefaultData(
+        pretrain=pretrain,
+        overlap=[pretrain[i] for i in rng.choice(n_pretrain, n_split, replace=False)],
+        iid=[held[i] for i in rng.choice(len(held), n_split, replace=False)],
+        ood=_corpora.faker_records(n_split, seed),
+        ood_german=_corpora.faker_german(n_split, seed),
+        project_code=[code[i] for i in rng.choice(len(code), n_split, replace=False)] if project_code else [],
+    )
 
 
 # --------------------------------------------------------------------------------------------- distance

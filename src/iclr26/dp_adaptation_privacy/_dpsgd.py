@@ -64,11 +64,20 @@ def privatise(
 
 
 def dp_gradient(
-    model, params, ids, mask, *, max_grad_norm, sigma, expected_batch_size, generator=None
+    model, params, ids, mask, *, max_grad_norm, sigma, expected_batch_size, generator=None, microbatch=None
 ) -> dict:
-    """The noisy clipped mean gradient of one Poisson batch (``ids``, ``mask`` of shape ``(B, L)``, B ≥ 0)."""
-    if ids.shape[0] == 0:
-        summed = {k: torch.zeros_like(p) for k, p in params.items()}
-    else:
-        summed = clip_and_sum(per_sample_grads(model, params, ids, mask), max_grad_norm)
+    """The noisy clipped mean gradient of one Poisson batch (``ids``, ``mask`` of shape ``(B, L)``, B ≥ 0).
+
+    Per-sequence gradients are formed ``microbatch`` sequences at a time (all at once when ``None``) and
+    clipped before summing, so the result does not depend on it; it bounds memory at
+    ``microbatch × |params|``.
+    """
+    summed = {k: torch.zeros_like(p) for k, p in params.items()}
+    step = ids.shape[0] if microbatch is None else microbatch
+    for s in range(0, ids.shape[0], max(step, 1)):
+        part = clip_and_sum(
+            per_sample_grads(model, params, ids[s : s + step], mask[s : s + step]), max_grad_norm
+        )
+        for k, g in part.items():
+            summed[k] += g
     return privatise(summed, sigma, max_grad_norm, expected_batch_size, generator)

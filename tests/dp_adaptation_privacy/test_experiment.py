@@ -1,0 +1,114 @@
+import math
+
+import numpy as np
+import pytest
+
+import iclr26.dp_adaptation_privacy as dpa
+from iclr26.dp_adaptation_privacy import _pretrain, experiment
+
+
+@pytest.mark.slow
+def test_pretraining_lowers_the_loss():
+    texts = [f"def f_{i}(x):\n    return x * {i} + {i % 7}\n" for i in range(40)]
+    tok, model, losses = _pretrain.pretrain(
+        texts,
+        vocab_size=300,
+        hidden_size=32,
+        layers=1,
+        steps=15,
+        batch_size=8,
+        max_length=24,
+        lr=2e-2,
+        seed=0,
+    )
+    assert len(tok) <= 300 and losses[-1] < losses[0] - 1
+    assert not model.training
+
+
+def test_jobs_split_candidates_population_and_canaries(tmp_path):
+    pytest.importorskip("faker")
+    cfg = dict(experiment.CONFIGS["small"], n_members=8, n_population=6)
+    data = dpa.default_data(100, 22, seed=0)
+    jobs, splits = experiment._jobs(data, cfg, tmp_path, seed=0)
+    assert len(jobs) == 3 * (1 + len(dpa.METHODS))
+    secrets = []
+    for job in jobs:
+        split = splits[job["key"]["dist"]]
+        assert not set(job["candidates"]) & set(job["population"])
+        if job["kind"] == "adapt":
+            members = [c for c, m in zip(job["candidates"], split["members"]) if m]
+            assert job["target_texts"][: len(members)] == members or set(members) <= set(job["target_texts"])
+            assert len(job["target_texts"]) == 8 + cfg["canaries"]
+            assert [len(s) for s in job["shadow_texts"]] == [8] * cfg["shadows"]
+            secrets += [c.secret for c in job["canaries"]]
+    assert len(set(secrets)) == len(secrets)  # fresh canaries per cell
+
+
+def test_bootstrap_within_groups_brackets_the_value():
+    rng = np.random.default_rng(0)
+    values = {"a": rng.normal(1, 1, 50), "b": rng.normal(0, 1, 60)}
+    est = experiment._bootstrap(
+        lambda idx: float(values["a"][idx["a"]].mean() - values["b"][idx["b"]].mean()),
+        {"a": 50, "b": 60},
+        0,
+        "u",
+    )
+    assert est.lo < est.value < est.hi and est.lo > 0.3 and est.n == 110
+    assert math.isclose(est.value, values["a"].mean() - values["b"].mean())
+
+
+def _micro_cfg(**kw):
+    cfg = dict(
+        experiment.CONFIGS["medium"], n_members=6, n_population=5, max_length=16, epochs=1, batch_size=3
+    )
+    cfg.update(canaries=2, exposure_m=7, microbatch=2, **kw)
+    return cfg
+
+
+@pytest.mark.slow
+def test_worker_cell_runs_the_medium_settings(tmp_path):
+    """One (distribution, method) cell with medium's eps = (0.1, inf), 2 shadows and microbatching."""
+    pytest.importorskip("faker")
+    pytest.importorskip("peft")
+    from iclr26.models import tiny_random_model
+
+    tiny_random_model(0, save_to=tmp_path / "base")
+    cfg = _micro_cfg(distributions=("ood",), epsilons=(0.1, math.inf))
+    data = dpa.default_data(40, 17, seed=0)
+    jobs, splits = experiment._jobs(data, cfg, tmp_path / "base", seed=0)
+    base = experiment._run_cell(jobs[-1])
+    cell = experiment._run_cell(next(j for j in jobs if j.get("method") == "prefix"))
+    assert set(cell["eps"]) == {0.1, math.inf} and cell["eps"][math.inf]["sigma"] == 0
+    assert cell["eps"][0.1]["sigma"] > 1 and cell["eps"][0.1]["ref_x"].shape == (12, 2)
+    scores = experiment._scores(cell["eps"][0.1], base, splits["ood"])
+    assert all(s.shape == (12,) and np.all((s >= 0) & (s <= 1)) for s in scores.values())
+    assert cell["base_exposure"].shape == (2,)
+
+
+def test_claims_on_synthetic_cells(monkeypatch):
+    """The analysis on made-up signals: a leak planted in IID and none in OOD is found; eps = inf branch."""
+    monkeypatch.setattr(experiment, "N_BOOT", 200)
+    rng = np.random.default_rng(0)
+    cfg = _micro_cfg(
+        distributions=("overlap", "iid", "ood"), epsilons=(8.0, math.inf), n_members=40, shadows=1
+    )
+    n = 80
+    splits, scores, cells = {}, {}, []
+    for dist in cfg["distributions"]:
+        members = np.zeros(n, bool)
+        members[rng.choice(n, 40, replace=False)] = True
+        splits[dist] = {"members": members, "shadow": rng.random((n, 1)) < 0.5}
+        for method in dpa.METHODS:
+            for eps in cfg["epsilons"]:
+                leak = 3.0 if dist != "ood" else 0.0
+                s = rng.random(n) + leak * members * (method != "lora" or dist != "ood")
+                scores[dist, method, eps] = {"rmia_shadow": s, "rmia_base": rng.random(n)}
+            exposure = {8.0: rng.exponential(1.44, 2), math.inf: rng.exponential(1.44, 2) + 5}
+            cells.append({"dist": dist, "method": method, "base_exposure": exposure[8.0],
+                          "eps": {e: {"exposure": x} for e, x in exposure.items()}})  # fmt: skip
+    claims = experiment._claims(cfg, scores, splits, cells, seed=0, scale_text="synthetic")
+    verdicts = [str(c.verdict) for c in claims]
+    assert verdicts[0] == "holds"  # IID (leaky) above OOD (no leak)
+    assert verdicts[1] == "holds"  # overlap and IID planted equal
+    assert verdicts[4] == "holds"  # eps = inf exposure planted higher
+    assert verdicts[5] == "holds"  # the shadow score carries the planted leak, the base score none
