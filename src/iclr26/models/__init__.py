@@ -31,6 +31,7 @@ from ._hf import HFModel
 from ._http import OpenAIModel
 from ._load import load_model
 from ._scripted import ScriptedModel
+from ._sentence import load_minilm
 from ._server import OpenAICompatibleServer
 from ._tiny import tiny_random_model
 from ._tools import ChatResponse, ToolCall, ToolParseError, check_tools, parse_tool_calls, tools_system_prompt
@@ -57,6 +58,7 @@ __all__ = [
     "embedded_gguf_path",
     "embedded_model_dir",
     "load_embedded_model",
+    "load_minilm",
     "load_model",
     "parse_tool_calls",
     "tiny_random_model",

@@ -20,6 +20,7 @@ the parties would pass, under seat-weighted voting rules and welfare goals?
   default, not the authors' data).
 """
 
+from ..models import load_minilm
 from ._build import build_tasks, max_variance_subsets
 from ._data import (
     AUTHORS_GOALS,
@@ -34,7 +35,7 @@ from ._data import (
     check_topic_record,
     load_policon,
 )
-from ._embed import EmbeddingJudge, load_minilm
+from ._embed import EmbeddingJudge
 from ._generate import generate_topics
 from ._metrics import policon_metrics
 from ._prompts import (

