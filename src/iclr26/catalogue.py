@@ -269,10 +269,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "causalpitfalls",
         "LLM evaluation",
         "partial",
-        "Statistical causal-inference pitfalls (Simpson's paradox, selection bias) posed to LLMs.",
+        "Statistical causal-inference pitfalls (Simpson's paradox, colliders, mediation, ...) posed to LLMs.",
         budget_s=120.0,
-        budget_reason="SmolLM2-135M on CPU: the direct prompt carries 100 data rows (~3,400 tokens of "
-        "prefill, ~25 s per item here), the LLM judge ~1,000-token prompts; model load ~30 s cold",
+        budget_reason="SmolLM2-135M on CPU: one item costs ~20 s (a 1,300-5,000-token direct prompt of 100 "
+        "data rows, code and results prompts, two ~900-token judge prompts), so small runs 4 items "
+        "(--limit 30 runs the issue's 15 x 2); the analysts' sandboxed runs ~2 s each; model load ~30 s cold",
     ),
     _E(
         "backdoor-signature",

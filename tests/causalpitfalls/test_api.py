@@ -1,10 +1,8 @@
 import json
-import re
 import warnings
 from pathlib import Path
 
 import numpy as np
-import pandas as pd
 import pytest
 
 from iclr26.causalpitfalls import (
@@ -134,28 +132,8 @@ def test_failure_rates():
         failure_rate([])
 
 
-def test_generator_keys_are_exact_and_reproducible():
-    items = generate_challenges(seed=3, n_per_difficulty=3)
-    assert len(items) == 3 * len(DIFFICULTIES)
-    rows = check_answer_keys(items)
-    assert rows and all(
-        r["match"] and (isinstance(r["recomputed"], str) or r["recomputed"] == r["key"]) for r in rows
-    )
-    k = items[0].answer_key
-    assert (
-        k["OVERALL_DIRECTION"] == "beneficial" and k["DIRECTION_LEVEL1"] == k["DIRECTION_LEVEL2"] == "harmful"
-    )
-    again = generate_challenges(seed=3, n_per_difficulty=3)
-    pd.testing.assert_frame_equal(items[0].data, again[0].data)
-    assert re.search(r"\{[A-Z_0-9]+\}", json.dumps(items[0].rubric)) is None
-    with pytest.raises(ValueError, match="n_per_difficulty"):
-        generate_challenges(0, 0)
-    with pytest.raises(ValueError, match="difficulties"):
-        generate_challenges(0, 1, difficulties=["trivial"])
-
-
 def test_prompts_share_one_shuffle_and_fill_placeholders():
-    it = generate_challenges(0, 1)[0]
+    it = generate_challenges(0, 1, challenges="simpson_paradox")[0]
     d = direct_prompt(it, np.random.RandomState(5))
     c = code_prompt(it, np.random.RandomState(5))
     shuffled = it.data.sample(frac=1, random_state=np.random.RandomState(5)).reset_index(drop=True)
@@ -172,7 +150,7 @@ def test_prompts_share_one_shuffle_and_fill_placeholders():
 
 
 def test_rubric_judge_reports_undecidable():
-    it = generate_challenges(0, 1)[0]
+    it = generate_challenges(0, 1, challenges="simpson_paradox")[0]
     v = RubricJudge().judge([(it.rubric, "Simpson's paradox: stratified rates")])[0]
     assert v.scores[:2] == [1, 1] and len(v.scores) == len(it.rubric["criteria"])
 
@@ -224,9 +202,11 @@ def test_authors_items_load_and_data_checks():
         items = load_challenges(SHARED)
     assert len(items) == 375 and {i.challenge for i in items} == set(CHALLENGES)
     assert any("dag_structure_markequi_sem" in str(x.message) for x in w)  # dataset without a key
-    rows = {(r["dataset"], r["quantity"]): r for r in check_answer_keys(items)}
-    simpson = [r for r in rows.values() if r["challenge"] == "simpson_paradox"]
+    rows = check_answer_keys(items)
+    by = {(r["dataset"], r["quantity"], r["method"]): r for r in rows}
+    simpson = [r for r in rows if r["challenge"] == "simpson_paradox"]
     assert len(simpson) == 5 * 9 and all(r["match"] for r in simpson)
-    r = rows[("patient_treatment_data", "TRUE_CAUSAL_EFFECT (unadjusted)")]
+    r = by[("patient_treatment_data", "TRUE_CAUSAL_EFFECT", "unadjusted")]
     assert r["key"] == 0.518 and abs(r["recomputed"] - 0.518) < 1e-3
-    assert all(r["match"] for (_, q), r in rows.items() if q.endswith("(unadjusted)"))
+    assert all(r["match"] for r in rows if r["method"] == "unadjusted")
+    assert not by[("patient_treatment_data", "TRUE_CAUSAL_EFFECT", "IPW")]["match"]  # IPW gives 0.441

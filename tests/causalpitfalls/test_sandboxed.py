@@ -28,7 +28,7 @@ pytestmark = pytest.mark.skipif(
 
 @pytest.fixture(scope="module")
 def item():
-    return generate_challenges(0, 1, difficulties=["very_easy"])[0]
+    return generate_challenges(0, 1, difficulties=["very_easy"], challenges="simpson_paradox")[0]
 
 
 def _run(code, item, **kw):
@@ -107,11 +107,8 @@ def _reply(prompt):
         n = text.split("CRITERIA:")[1].count('"id"')
         return "not json" if "no code" in text else json.dumps({"scores": [1] * n})
     if "Provide Python code only" in text:
-        return (
-            "no code"
-            if "very_hard" in text or "Think" not in text and "Note" not in text
-            else ("```python\nprint('Simpson reversal; rates 0.5')\n```")
-        )
+        # only the very_easy question carries the hint "... confounds the comparison"
+        return "```python\nprint('Simpson reversal; rates 0.5')\n```" if "confounds" in text else "no code"
     return "Simpson's paradox: stratified, no code"
 
 
@@ -119,7 +116,7 @@ def test_pipeline_with_a_scripted_model(tmp_path):
     from iclr26.models import ScriptedModel
 
     model = ScriptedModel(_reply)
-    items = generate_challenges(1, 1, difficulties=["very_easy", "very_hard"])
+    items = generate_challenges(1, 1, difficulties=["very_easy", "very_hard"], challenges="simpson_paradox")
     judges = [RubricJudge(), LLMJudge(model)]
     res = run_benchmark(model, items, judges=judges, max_new_tokens=8, log_dir=tmp_path)
     assert len(res.records) == 4 and (tmp_path / "samples.sqlite").exists()
@@ -146,3 +143,23 @@ def test_pipeline_with_a_scripted_model(tmp_path):
         LLMJudge("gpt")
     with pytest.raises(ValueError, match="batch_size"):
         LLMJudge(model, batch_size=0)
+
+
+@pytest.mark.slow
+def test_reference_analyst_in_the_sandbox_on_five_challenges():
+    """Sandboxed runs of the analyst program (every challenge is checked in-process in test_generator)."""
+    from iclr26.sandbox import Sandbox
+
+    decided = ("numeric", "numeric_any", "direction", "value_match")
+    chosen = ["berkson_paradox", "necessity_sufficiency", "causal_direction_iv", "dag_structure_markequi"]
+    items = generate_challenges(5, 1, difficulties=["very_easy"], challenges=chosen + ["domain_shift"])
+    try:
+        with Sandbox(time_limit=60, memory_limit=2048 << 20) as sb:
+            runs = [execute_analysis(analyst_code(it, "reference"), it, sandbox=sb) for it in items]
+    except SandboxUnavailable as e:  # pragma: no cover
+        pytest.skip(str(e))
+    for it, a in zip(items, runs):
+        assert a.status == "ok", (it.key, a.output)
+        v = RubricJudge().judge([(it.rubric, a.output)])[0].scores
+        got = [s for s, c in zip(v, it.rubric["criteria"]) if c["type"] in decided]
+        assert got and all(got), (it.key, a.output)

@@ -6,7 +6,7 @@ Reference: Du et al., "Ice Cream Doesn't Cause Drowning: Benchmarking LLMs Again
 in Causal Inference" (arXiv 2505.13770, ICLR 2026 submission); github.com/dudududuu/CausalPitfalls.
 """
 
-from ._analysts import ANALYST_CHALLENGES, analyst_code, check_answer_keys, ipw_effect, simpson_rates
+from ._analysts import ANALYST_CHALLENGES, analyst_code, check_answer_keys, ipw_effect, reference_values
 from ._benchmark import PROTOCOLS, BenchmarkResult, item_rng, run_benchmark
 from ._data import CATEGORIES, CATEGORY_OF, CHALLENGES, DIFFICULTIES, Item, load_challenges
 from ._execute import Analysis, analysis_script, execute_analysis
@@ -50,8 +50,8 @@ __all__ = [
     "load_challenges",
     "normalized_score",
     "parse_scores",
+    "reference_values",
     "results_prompt",
     "rubric_score",
     "run_benchmark",
-    "simpson_rates",
 ]
