@@ -55,6 +55,22 @@ _UNCERTAINTY = _kw(
 _LIMITS = _free(
     "LIMITATIONS", "Explains how unmeasured confounding or model form limits the conclusion", "limitation"
 )
+_CONFOUNDERS = _free("CONFOUNDERS", "Identifies {TRUE_CONFOUNDERS} as confounders and why")
+# the mediation challenges' shared criteria: group means, the adjusted total effect and its sign
+_ADJUSTED_TOTAL_EFFECT = (
+    _num(
+        "MEANS",
+        "Group means within {TOLERANCE} of ({OVERALL_MEAN_TREATMENT}, {OVERALL_MEAN_NO_TREATMENT})",
+        "{OVERALL_MEAN_TREATMENT}",
+        "{OVERALL_MEAN_NO_TREATMENT}",
+    ),
+    _num(
+        "ADJUSTED_EFFECT",
+        "Adjusted total effect within {TOLERANCE} of {ADJUSTED_TREATMENT_EFFECT}",
+        "{ADJUSTED_TREATMENT_EFFECT}",
+    ),
+    _dir("DIRECTION", "Adjusted effect is {ADJUSTED_DIRECTION}", "{ADJUSTED_DIRECTION}"),
+)
 
 
 @dataclass(frozen=True)
@@ -196,7 +212,7 @@ SPECS: dict[str, Spec] = {
             "Standardise over the strata of {TRUE_CONFOUNDERS}.",
         ),
         (
-            _free("CONFOUNDERS", "Identifies {TRUE_CONFOUNDERS} as confounders and why"),
+            _CONFOUNDERS,
             _free("IRRELEVANT", "Explains why {IRRELEVANT_CONFOUNDERS} are not confounders"),
             _num(
                 "OVERALL_RATES",
@@ -335,20 +351,9 @@ SPECS: dict[str, Spec] = {
             "Adjust for {TRUE_CONFOUNDERS}.",
         ),
         (
-            _free("CONFOUNDERS", "Identifies {TRUE_CONFOUNDERS} as confounders and why"),
+            _CONFOUNDERS,
             _free("IRRELEVANT", "Explains why {IRRELEVANT_CONFOUNDERS} is not a confounder"),
-            _num(
-                "MEANS",
-                "Group means within {TOLERANCE} of ({OVERALL_MEAN_TREATMENT}, {OVERALL_MEAN_NO_TREATMENT})",
-                "{OVERALL_MEAN_TREATMENT}",
-                "{OVERALL_MEAN_NO_TREATMENT}",
-            ),
-            _num(
-                "ADJUSTED_EFFECT",
-                "Adjusted total effect within {TOLERANCE} of {ADJUSTED_TREATMENT_EFFECT}",
-                "{ADJUSTED_TREATMENT_EFFECT}",
-            ),
-            _dir("DIRECTION", "Adjusted effect is {ADJUSTED_DIRECTION}", "{ADJUSTED_DIRECTION}"),
+            *_ADJUSTED_TOTAL_EFFECT,
             _UNCERTAINTY,
             _LIMITS,
         ),
@@ -375,20 +380,9 @@ SPECS: dict[str, Spec] = {
             "Adjust for {TRUE_CONFOUNDERS}.",
         ),
         (
-            _free("CONFOUNDERS", "Identifies {TRUE_CONFOUNDERS} as confounders and why"),
+            _CONFOUNDERS,
             _free("MEDIATORS", "Identifies the mediators in order {MEDIATORS}"),
-            _num(
-                "MEANS",
-                "Group means within {TOLERANCE} of ({OVERALL_MEAN_TREATMENT}, {OVERALL_MEAN_NO_TREATMENT})",
-                "{OVERALL_MEAN_TREATMENT}",
-                "{OVERALL_MEAN_NO_TREATMENT}",
-            ),
-            _num(
-                "ADJUSTED_EFFECT",
-                "Adjusted total effect within {TOLERANCE} of {ADJUSTED_TREATMENT_EFFECT}",
-                "{ADJUSTED_TREATMENT_EFFECT}",
-            ),
-            _dir("DIRECTION", "Adjusted effect is {ADJUSTED_DIRECTION}", "{ADJUSTED_DIRECTION}"),
+            *_ADJUSTED_TOTAL_EFFECT,
             _UNCERTAINTY,
         ),
     ),
