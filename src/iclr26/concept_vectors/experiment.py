@@ -288,7 +288,8 @@ def _cross_format(effects, pairs, aie, rsa, metrics) -> np.ndarray:
     ``effects``: ``{concept: {(source, target): (n, L, H) per-prompt CIE}}``. Records in
     ``metrics["cross_format"]`` the pairs, the cross-format AIE's top heads, its top-K overlap with the
     AIE (FV) and RSA (CV) rankings, the mean cross-format CIE of the FV and the CV heads beside their
-    within-format (OE) CIE, and each pair's largest AIE. Returns the ``(L, H)`` cross-format AIE map.
+    within-format (OE) CIE, each pair's largest AIE and the OE one. Returns the ``(L, H)`` cross-format
+    AIE map.
     """
     per_pair = np.stack([np.stack([e[p].mean(axis=0) for p in pairs]) for e in effects.values()]).mean(axis=0)
     cross = per_pair.mean(axis=0)  # (L, H): mean over concepts and pairs
@@ -306,6 +307,7 @@ def _cross_format(effects, pairs, aie, rsa, metrics) -> np.ndarray:
         "cie_fv_heads": {"within_oe": mean_at(aie, fv_rank[:k]), "cross": mean_at(cross, fv_rank[:k])},
         "cie_cv_heads": {"within_oe": mean_at(aie, cv_rank[:k]), "cross": mean_at(cross, cv_rank[:k])},
         "max_by_pair": {f"{a}->{b}": float(np.nanmax(m)) for (a, b), m in zip(pairs, per_pair)},
+        "max_within_oe": float(np.nanmax(aie)),
     }
     return cross
 
@@ -430,6 +432,11 @@ def _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, sca
         "mc_letter": "MC",
         "second": {"french": "French (dictionary pivot)", "arrow": "arrow"}[second.label],
     }
+    # how far each ID vector moves the distribution: a vector that barely steers has a small KL too
+    metrics["steering"]["kl_id_from_base"] = {
+        name: kl_between(steerer(vec[name, "open_ended"], *chosen[name])[half_b], base[half_b])
+        for name in ("FV", "CV")
+    }
     for ood in ("mc_letter", "second"):
         kls = {}
         for name in ("FV", "CV"):
@@ -472,7 +479,7 @@ def _plots(ctx, acts, model, fv_heads, cv_heads, concepts, rsa, aie, cross, metr
         ax.set_title(f"{title} cosine similarity (concept-sorted)")
     fig.colorbar(im, ax=axes, shrink=0.8)
     ctx.savefig(fig, "similarity_fv_cv.png")
-    fig, axes = plt.subplots(1, 3, figsize=(12, 6))
+    fig, axes = plt.subplots(1, 3, figsize=(13, 6), layout="constrained")
     maps = (("concept RSA", rsa), ("AIE (log-prob, OE)", aie), ("cross-format AIE", cross))
     for ax, (title, m) in zip(axes, maps):
         im = ax.imshow(m, aspect="auto", cmap="viridis")
