@@ -18,7 +18,8 @@ second open-ended template ``x -> y`` (arrow).
    formats; FV heads = top-K heads by average indirect effect (AIE, log-prob CIE of OE prompts with
    corrupted demonstrations, averaged over concepts). Both are searched on the same layer grid.
    The authors' cross-format CIE (means of one format patched into corrupted prompts of another;
-   OE <-> MC at small scale, all ordered pairs at medium) is reported beside them.
+   OE <-> MC at small scale, all ordered pairs at medium) is reported beside them. MC prompts of
+   both CIEs hold 3 demonstrations, as in the authors' CIE scripts.
 3. **Claims**, each with a bootstrap interval over prompts (prompt index resampled jointly across
    the concept × format cells):
    (1) mean over concepts of cos(CV_OE, CV_MC) − cos(FV_OE, FV_MC) > 0;
@@ -43,6 +44,7 @@ from ..runtime import RunContext, set_torch_threads
 from ..uncertainty import bootstrap, paired_difference
 from . import (
     ICLPrompts,
+    ICLTask,
     Steerer,
     ambiguous_icl,
     build_prompts,
@@ -56,7 +58,6 @@ from . import (
     kl_between,
     top_heads,
 )
-from ._prompts import ICLTask
 from .data import dictionary_pivot, lemminflect_tasks, load_tasks, shared_data_dir
 
 MODEL_OPTIONS = ("model", "batch_size")
