@@ -333,7 +333,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         budget_reason="SmolLM2-135M forward passes on CPU: a 7-concept accuracy gate on Todd et al.'s data, "
         "72 head-activation prompts (24 multiple-choice of ~230 tokens), OE and OE<->MC cross-format CIE "
         "on 24 prompts x 9 layers (24 more multiple-choice prompts), 24 AmbiguousICL prompts steered at "
-        "9 layers x 3 weights (117 CPU-s measured at load 6-8 on the shared 2-core machine)",
+        "9 layers x 3 weights (113 CPU-s, 179 s wall at load ~5 on the shared 2-core machine; ~55-65 CPU-s "
+        "idle, estimated from per-stage load ratios)",
     ),
     _E(
         "indicvisionbench",
