@@ -8,6 +8,7 @@ from scipy.stats import spearmanr
 from iclr26.concept_vectors import (
     ICLTask,
     build_prompts,
+    cross_format_effects,
     delta_p,
     head_activations,
     head_rsa,
@@ -89,6 +90,28 @@ def test_cached_cie_equals_naive_patching(tiny, prompts, metric):
     part = indirect_effects(tiny, clean.prompts, bad.prompts, clean.completions, metric, layers=[1])
     assert np.isnan(part[0]).all()
     np.testing.assert_allclose(part[1], fast[1], atol=1e-5)
+
+
+def test_cross_format_effects_patch_source_means_into_target(tiny):
+    clean = {f: build_prompts(TASK, 4, 2, f, seed=5) for f in ("open_ended", "arrow", "mc_letter")}
+    bad = {f: build_prompts(TASK, 4, 2, f, seed=5, corrupted=True) for f in clean}
+    fast = cross_format_effects(tiny, clean, bad, batch_size=3)
+    assert set(fast) == {(a, b) for a in clean for b in clean if a != b}  # the authors' ordered pairs
+    slow = cross_format_effects(tiny, clean, bad, "logprob", pairs=[("arrow", "open_ended")], method="naive")
+    np.testing.assert_allclose(fast["arrow", "open_ended"], slow["arrow", "open_ended"], atol=1e-5)
+    for src, dst in (("open_ended", "mc_letter"), ("mc_letter", "arrow")):
+        # one source alone through indirect_effects: the batched sources change nothing
+        ref = indirect_effects(tiny, clean[src].prompts, bad[dst].prompts, bad[dst].completions)
+        np.testing.assert_allclose(fast[src, dst], ref, atol=1e-5)
+    assert np.abs(fast["open_ended", "mc_letter"] - fast["arrow", "mc_letter"]).max() > 1e-6
+    per = cross_format_effects(tiny, clean, bad, "prob", pairs=[("open_ended", "arrow")], per_prompt=True)
+    assert per["open_ended", "arrow"].shape == (4, *fast["arrow", "open_ended"].shape)
+    with pytest.raises(ValueError, match="pairs"):
+        cross_format_effects(tiny, clean, bad, pairs=[("open_ended", "french")])
+    with pytest.raises(ValueError, match="pairs"):
+        cross_format_effects(tiny, {"open_ended": clean["open_ended"]}, {"open_ended": bad["open_ended"]})
+    with pytest.raises(ValueError, match="ICLPrompts"):
+        cross_format_effects(tiny, {"a": clean["arrow"].prompts}, bad)
 
 
 def test_head_vector_is_masked_mean_through_o_proj(tiny, prompts):

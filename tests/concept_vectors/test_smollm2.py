@@ -7,6 +7,7 @@ from iclr26.concept_vectors import (
     ICLTask,
     Steerer,
     build_prompts,
+    cross_format_effects,
     head_activations,
     head_vector,
     indirect_effects,
@@ -40,6 +41,16 @@ def test_cached_cie_equals_naive_on_smollm2(smollm2):
     slow = indirect_effects(*args, layers=[3, 29], batch_size=2, method="naive")
     np.testing.assert_allclose(fast[[3, 29]], slow[[3, 29]], atol=1e-5)
     assert np.abs(fast[[3, 29]]).max() > 1e-3
+
+
+def test_cross_format_cached_equals_naive_on_smollm2(smollm2):
+    clean = {f: build_prompts(TASK, 2, 3, f, seed=1) for f in ("open_ended", "arrow")}
+    bad = {f: build_prompts(TASK, 2, 3, f, seed=1, corrupted=True) for f in clean}
+    fast = cross_format_effects(smollm2, clean, bad, layers=[20], pairs=[("arrow", "open_ended")])
+    slow = cross_format_effects(
+        smollm2, clean, bad, layers=[20], pairs=[("arrow", "open_ended")], method="naive"
+    )
+    np.testing.assert_allclose(fast["arrow", "open_ended"][20], slow["arrow", "open_ended"][20], atol=1e-5)
 
 
 def test_steering_equals_full_rerun_on_smollm2(smollm2):

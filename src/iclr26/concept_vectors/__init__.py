@@ -19,7 +19,7 @@ Models: any :class:`iclr26.models.HFModel` with the Llama / Qwen2 / SmolLM2 modu
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 
@@ -35,6 +35,7 @@ __all__ = [
     "ICLTask",
     "ambiguous_icl",
     "build_prompts",
+    "cross_format_effects",
     "dataset_seed",
     "delta_p",
     "first_token_ids",
@@ -171,8 +172,74 @@ def indirect_effects(
     batch_size = check_int(batch_size, "batch_size", minimum=1)
     means = _heads.collect_activations(model, clean, batch_size).mean(axis=0)
     fn = _heads.cie_cached if method == "cached" else _heads.cie_naive
-    effects = fn(model, means, corrupted, tgt, metric, _check_layers(model, layers), batch_size)
+    effects = fn(model, means[None], corrupted, tgt, metric, _check_layers(model, layers), batch_size)[0]
     return effects if per_prompt else effects.mean(axis=0)
+
+
+def cross_format_effects(
+    model,
+    clean: Mapping[str, ICLPrompts],
+    corrupted: Mapping[str, ICLPrompts],
+    metric: str = "logprob",
+    *,
+    pairs: Sequence[tuple[str, str]] | None = None,
+    layers: Sequence[int] | None = None,
+    batch_size: int = 8,
+    method: str = "cached",
+    per_prompt: bool = False,
+) -> dict[tuple[str, str], np.ndarray]:
+    """Cross-format CIE: patch the mean head activations of one format into corrupted prompts of another.
+
+    The authors' ``calculate_cross_format_CIE``: for a ``(source, target)`` pair of formats of one
+    concept, each head's mean activation over the *clean* ``source`` prompts is patched into the
+    *corrupted* ``target`` prompts, scored on the target prompts' answers. With ``source == target``
+    this is :func:`indirect_effects`.
+
+    Args:
+        clean: ``{format: prompts}`` whose mean activations are patched in (source formats).
+        corrupted: ``{format: prompts}`` patched (target formats); their ``completions`` are the targets.
+        pairs: ``(source, target)`` format pairs; default every ordered pair of distinct formats
+            present in both mappings (the authors' loop).
+        metric, layers, batch_size, method, per_prompt: as in :func:`indirect_effects`. All sources
+            patched into one target share the target's cached run.
+
+    Returns:
+        ``{(source, target): (n_layers, n_heads)}`` (``(N_target, n_layers, n_heads)`` with ``per_prompt``).
+    """
+    geometry(model)
+    check_in(metric, ("logprob", "prob"), "metric")
+    check_in(method, ("cached", "naive"), "method")
+    batch_size = check_int(batch_size, "batch_size", minimum=1)
+    if pairs is None:
+        pairs = [(a, b) for a in clean for b in corrupted if a != b]
+    pairs = [tuple(p) for p in pairs]
+    for src, dst in pairs:
+        if src not in clean or dst not in corrupted:
+            raise ValueError(
+                f"pairs must name a source format of clean {sorted(clean)} and a target format of "
+                f"corrupted {sorted(corrupted)}, got {(src, dst)!r}"
+            )
+    if not pairs:
+        raise ValueError("pairs must not be empty (clean and corrupted need two distinct formats)")
+    layer_ids = _check_layers(model, layers)
+    fn = _heads.cie_cached if method == "cached" else _heads.cie_naive
+    for name, sets in (("clean", clean), ("corrupted", corrupted)):
+        if not all(isinstance(v, ICLPrompts) for v in sets.values()):
+            raise ValueError(f"{name} must map format names to ICLPrompts (build_prompts output)")
+    means = {}
+    for src in dict.fromkeys(s for s, _ in pairs):
+        acts = _heads.collect_activations(model, _check_prompts(clean[src].prompts, "clean"), batch_size)
+        means[src] = acts.mean(axis=0)
+    out = {}
+    for dst in dict.fromkeys(d for _, d in pairs):
+        sources = [s for s, d in pairs if d == dst]
+        prompts = _check_prompts(corrupted[dst].prompts, "corrupted")
+        tgt = first_token_ids(model, corrupted[dst].completions)
+        stacked = np.stack([means[s] for s in sources])
+        effects = fn(model, stacked, prompts, tgt, metric, layer_ids, batch_size)
+        for s, e in zip(sources, effects):
+            out[s, dst] = e if per_prompt else e.mean(axis=0)
+    return {p: out[p] for p in pairs}
 
 
 def head_vector(model, acts, heads: Sequence[tuple[int, int]], per_item: bool = False) -> np.ndarray:

@@ -9,6 +9,7 @@ Opiełka et al., "Do LLMs represent concepts abstractly?" ICLR 2026 (CV, steerin
 
 from __future__ import annotations
 
+import itertools
 from collections.abc import Sequence
 
 import numpy as np
@@ -63,41 +64,45 @@ def _score(logprobs, targets, metric: str):
 
 
 def cie_cached(model, means, corrupted, targets, metric: str, layers, batch_size: int) -> np.ndarray:
-    """Fast CIE: one forward pass per corrupted batch, then all heads of a layer as one last-token batch.
+    """Fast CIE: one forward pass per corrupted batch, then all patches of a layer as one last-token batch.
 
-    ``means``: ``(L, H, d_head)`` clean mean activations; returns per-prompt effects ``(N, L, H)``
-    (NaN outside ``layers``).
+    ``means``: ``(S, L, H, d_head)`` mean activations of ``S`` clean sets (``S > 1``: the cross-format
+    CIE patches each set's means into the same corrupted prompts); returns per-prompt effects
+    ``(S, N, L, H)`` (NaN outside ``layers``). The ``S * H`` patched copies of a batch run together.
     """
     torch = _torch()
     g = geometry(model)
-    out = np.full((len(corrupted), g.n_layers, g.n_heads), np.nan)
+    n_sets = means.shape[0]
+    out = np.full((n_sets, len(corrupted), g.n_layers, g.n_heads), np.nan)
     mean_t = torch.as_tensor(means, dtype=torch.float32)
     diag = torch.arange(g.n_heads)
+    rep = n_sets * g.n_heads
     for start, chunk in _batches(corrupted, batch_size):
         run = LastTokenRun(model, chunk)
         b = len(chunk)
         tgt = torch.as_tensor(targets[start : start + b])
         base = _score(torch.log_softmax(run.logits, -1), tgt, metric)
-        tgt_rep = tgt.repeat_interleave(g.n_heads)
+        tgt_rep = tgt.repeat_interleave(rep)
         for layer in layers:
 
             def patch(z, layer=layer, b=b):
-                z = z.view(b, g.n_heads, g.n_heads, g.d_head).clone()
-                z[:, diag, diag] = mean_t[layer].to(z.dtype)
-                return z.view(b * g.n_heads, -1)
+                # rows (prompt, set, patched head); head h of copy h takes that set's mean
+                z = z.view(b, n_sets, g.n_heads, g.n_heads, g.d_head).clone()
+                z[:, :, diag, diag] = mean_t[:, layer].to(z.dtype)
+                return z.view(b * rep, -1)
 
-            h = run.resid[layer].repeat_interleave(g.n_heads, dim=0)
-            lp = run.run_from(layer, h, rep=g.n_heads, patch=patch)
-            eff = _score(lp, tgt_rep, metric).view(b, g.n_heads) - base[:, None]
-            out[start : start + b, layer] = eff.double().cpu().numpy()
+            h = run.resid[layer].repeat_interleave(rep, dim=0)
+            lp = run.run_from(layer, h, rep=rep, patch=patch)
+            eff = _score(lp, tgt_rep, metric).view(b, n_sets, g.n_heads) - base[:, None, None]
+            out[:, start : start + b, layer] = eff.transpose(0, 1).double().cpu().numpy()
     return out
 
 
 def cie_naive(model, means, corrupted, targets, metric: str, layers, batch_size: int) -> np.ndarray:
-    """Reference CIE ``(N, L, H)``: one full forward pass per (layer, head, batch), patched by a hook."""
+    """Reference CIE ``(S, N, L, H)``: a full forward pass per (set, layer, head, batch), hook-patched."""
     torch = _torch()
     g = geometry(model)
-    out = np.full((len(corrupted), g.n_layers, g.n_heads), np.nan)
+    out = np.full((means.shape[0], len(corrupted), g.n_layers, g.n_heads), np.nan)
     mean_t = torch.as_tensor(means, dtype=torch.float32)
     for start, chunk in _batches(corrupted, batch_size):
         ids, mask, pos = encode_batch(model, chunk)
@@ -109,20 +114,19 @@ def cie_naive(model, means, corrupted, targets, metric: str, layers, batch_size:
             return _score(torch.log_softmax(out.logits[:, -1].float(), -1), tgt, metric)
 
         base = forward()
-        for layer in layers:
-            for head in range(g.n_heads):
-                sl = slice(head * g.d_head, (head + 1) * g.d_head)
+        for s, layer, head in itertools.product(range(means.shape[0]), layers, range(g.n_heads)):
+            sl = slice(head * g.d_head, (head + 1) * g.d_head)
 
-                def patch(z, layer=layer, head=head, sl=sl):
-                    z = z.clone()
-                    z[:, -1, sl] = mean_t[layer, head].to(z.dtype)
-                    return z
+            def patch(z, s=s, layer=layer, head=head, sl=sl):
+                z = z.clone()
+                z[:, -1, sl] = mean_t[s, layer, head].to(z.dtype)
+                return z
 
-                handle = o_proj_hook(model, layer, patch)
-                try:
-                    out[start : start + len(chunk), layer, head] = (forward() - base).double().numpy()
-                finally:
-                    handle.remove()
+            handle = o_proj_hook(model, layer, patch)
+            try:
+                out[s, start : start + len(chunk), layer, head] = (forward() - base).double().numpy()
+            finally:
+                handle.remove()
     return out
 
 

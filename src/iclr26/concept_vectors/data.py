@@ -9,7 +9,10 @@ package ``lemminflect`` (0.2.3, MIT) ships, in Todd et al.'s ``{"input", "output
 
 Only lower-case alphabetic lemmas of 3-10 letters whose inflection differs from the lemma are kept; an
 optional ``vocabulary`` (e.g. the words a tokenizer holds as single tokens) keeps common words.
-Todd et al.'s or the authors' JSON files load with :func:`load_tasks`.
+Todd et al.'s or the authors' JSON files load with :func:`load_tasks`; :func:`shared_data_dir` finds
+Todd et al.'s files in the project's shared data folder (never shipped with the package), and
+:func:`dictionary_pivot` turns an English concept into another language's through a translation task
+(our second format, e.g. French ``present-past`` from Todd et al.'s ``english-french``).
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ from pathlib import Path
 
 from ._prompts import ICLTask
 
-__all__ = ["lemminflect_tasks", "load_tasks"]
+__all__ = ["dictionary_pivot", "lemminflect_tasks", "load_tasks", "shared_data_dir"]
 
 
 def _lemmas(tag_prefix: str) -> list[str]:
@@ -88,3 +91,45 @@ def load_tasks(folder: str | os.PathLike, names: Iterable[str] | None = None) ->
     if missing:
         raise ValueError(f"names not found in folder {os.fspath(folder)!r}: {missing}")
     return {f.stem: ICLTask.from_json(f, name=f.stem, concept=f.stem.split("_")[0]) for f in files}
+
+
+def shared_data_dir() -> Path | None:
+    """Todd et al.'s datasets (``present-past.json``, ``english-french.json`` ...), or None if absent.
+
+    ``$ICLR26_SHARED_DATA/concept-vectors`` if set, else ``shared/data/concept-vectors`` beside the
+    checkout (the project's layout, e.g. ``/work/shared/data/concept-vectors`` for ``/work/<dir>``).
+    """
+    env = os.environ.get("ICLR26_SHARED_DATA")
+    cands = [Path(env) / "concept-vectors"] if env else []
+    cands += [p / "shared" / "data" / "concept-vectors" for p in Path(__file__).resolve().parents[3:6]]
+    return next((c for c in cands if (c / "present-past.json").is_file()), None)
+
+
+def dictionary_pivot(task: ICLTask, dictionary: ICLTask, min_pairs: int = 40) -> ICLTask | None:
+    """The concept in the dictionary's language: ``(x, y) -> (d(x), d(y))`` where both words have an entry.
+
+    Ours (not the authors', whose French sets are DeepL translations without a licence): a pair is
+    kept when the dictionary task (e.g. Todd et al.'s ``english-french``) translates both its input
+    and its output; the first entry of a word is its translation. Pairs whose two translations are
+    equal (no concept left to apply) and repeated pairs are dropped; order follows ``task``.
+
+    Returns:
+        ``ICLTask`` named ``"{task.name}_{dictionary.name}"`` with ``task``'s concept, or None when
+        fewer than ``min_pairs`` pairs remain.
+    """
+    if not isinstance(task, ICLTask) or not isinstance(dictionary, ICLTask):
+        raise ValueError("task and dictionary must be ICLTask objects")
+    if not isinstance(min_pairs, int) or min_pairs < 2:
+        raise ValueError(f"min_pairs must be an integer >= 2, got {min_pairs!r}")
+    lookup: dict[str, str] = {}
+    for word, translation in dictionary.pairs:
+        lookup.setdefault(word, translation)
+    pivoted = (
+        (lookup[x], lookup[y])
+        for x, y in task.pairs
+        if x in lookup and y in lookup and lookup[x] != lookup[y]
+    )
+    pairs = list(dict.fromkeys(pivoted))
+    if len(pairs) < min_pairs:
+        return None
+    return ICLTask.from_pairs(pairs, f"{task.name}_{dictionary.name}", concept=task.concept)

@@ -1,15 +1,25 @@
 """Headline experiment: function vectors vs concept vectors on SmolLM2-135M (Opiełka et al., ICLR 2026).
 
-Data: our ``present-past``, ``singular-plural`` and ``capitalize`` tasks generated from ``lemminflect``'s
-tables (:func:`iclr26.concept_vectors.data.lemminflect_tasks`), restricted to words SmolLM2 holds as one
-token, in three formats: the authors' open-ended ``Q: x / A: y`` (OE), our second open-ended template
-``x -> y`` (arrow) and the authors' multiple-choice letters (MC). 5 demonstrations per prompt.
+Data: Todd et al.'s datasets when the shared data folder holds them
+(:func:`iclr26.concept_vectors.data.shared_data_dir`): the authors' English concepts found there
+(``antonym``, ``synonym``, ``present-past``, ``singular-plural``, translation ``english-french`` /
+``english-spanish``) and ``capitalize`` (the second task of AmbiguousICL), used unchanged. Without
+them, our ``present-past``, ``singular-plural`` and ``capitalize`` tasks generated from ``lemminflect``'s
+tables (:func:`~iclr26.concept_vectors.data.lemminflect_tasks`), restricted to words SmolLM2 holds as
+one token. Three formats per concept, 5 demonstrations per prompt: the authors' open-ended ``Q: x /
+A: y`` in English (OE), a second format, and the authors' multiple-choice letters (MC). The second
+format is the concept in French by dictionary pivot through Todd et al.'s ``english-french``
+(:func:`~iclr26.concept_vectors.data.dictionary_pivot`, ours) where it gives >= 40 pairs, else our
+second open-ended template ``x -> y`` (arrow).
 
 1. **Accuracy gate**: a concept enters the analysis only if the model's 5-shot OE first-token accuracy
    is >= 0.5 (as the paper selects concepts the model can do).
 2. **Heads**: CV heads = top-K heads by concept RSA over all prompts of the passing concepts in all
    formats; FV heads = top-K heads by average indirect effect (AIE, log-prob CIE of OE prompts with
    corrupted demonstrations, averaged over concepts). Both are searched on the same layer grid.
+   The authors' cross-format CIE (means of one format patched into corrupted prompts of another;
+   OE <-> MC at small scale, all ordered pairs at medium) is reported beside them. MC prompts of
+   both CIEs hold 3 demonstrations, as in the authors' CIE scripts.
 3. **Claims**, each with a bootstrap interval over prompts (prompt index resampled jointly across
    the concept × format cells):
    (1) mean over concepts of cos(CV_OE, CV_MC) − cos(FV_OE, FV_MC) > 0;
@@ -17,12 +27,14 @@ token, in three formats: the authors' open-ended ``Q: x / A: y`` (OE), our secon
    (3) AmbiguousICL (past tense vs capitalisation on shared verbs): ΔP(past) of the OE-extracted FV >=
        that of the OE CV, layer and α picked per method on one half of the prompts (α from the paper's
        grid 1/5/10), measured on the other half;
-   (4) KL(P_ID ‖ P_OOD) of the steered distributions, CV < FV, for MC- and arrow-extracted vectors.
+   (4) KL(P_ID ‖ P_OOD) of the steered distributions, CV < FV, for MC- and second-format-extracted
+       vectors.
 """
 
 from __future__ import annotations
 
 import time
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.stats import hypergeom
@@ -31,35 +43,52 @@ from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
 from ..uncertainty import bootstrap, paired_difference
 from . import (
+    ICLPrompts,
+    ICLTask,
     Steerer,
     ambiguous_icl,
     build_prompts,
+    cross_format_effects,
     dataset_seed,
     delta_p,
     first_token_ids,
     head_activations,
     head_rsa,
     head_vector,
-    indirect_effects,
     kl_between,
     top_heads,
 )
-from .data import lemminflect_tasks
+from .data import dictionary_pivot, lemminflect_tasks, load_tasks, shared_data_dir
 
 MODEL_OPTIONS = ("model", "batch_size")
-CONCEPTS = ("present-past", "singular-plural", "capitalize")
-FORMATS = ("open_ended", "arrow", "mc_letter")
+CONCEPTS = ("present-past", "singular-plural", "capitalize")  # ours (lemminflect)
+#: Todd et al.'s files standing for the authors' English concepts, and capitalize (AmbiguousICL)
+TODD_CONCEPTS = (
+    "present-past",
+    "singular-plural",
+    "capitalize",
+    "antonym",
+    "synonym",
+    "english-french",
+    "english-spanish",
+)
+PIVOT_DICTIONARY = "english-french"
+MIN_PIVOT_PAIRS = 40
+#: format slots of every concept: the second is French (dictionary pivot) or our arrow template
+FORMATS = ("open_ended", "second", "mc_letter")
+CROSS_PAIRS_SMALL = (("open_ended", "mc_letter"), ("mc_letter", "open_ended"))
 K_OVERLAP = (5, 10, 20)
 K_VECTOR = 5  # heads per vector: the authors' intervention default (--n_heads 5)
 ALPHAS = (1.0, 5.0, 10.0)  # the authors' steering weights
 N_SHOTS = 5
+MC_CIE_SHOTS = 3  # the authors' n_train for multiple-choice datasets in calculate_(cross_format_)CIE
 GATE = 0.5
 N_BOOT = 200
 CLAIM_NAMES = (
     "Cross-format cosine CV - FV > 0",
     "FV and CV heads largely distinct (K = 5, 10, 20)",
     "AmbiguousICL: FV ΔP >= CV ΔP in distribution",
-    "KL(P_ID ‖ P_OOD): CV < FV for MC- and arrow-extracted vectors",
+    "KL(P_ID ‖ P_OOD): CV < FV for MC- and second-format-extracted vectors",
 )
 PAPER = (
     "Opiełka et al. (ICLR 2026): FVs extracted from different input formats are nearly orthogonal; CVs "
@@ -114,6 +143,48 @@ def _overlap(a, b) -> int:
     return len(set(a) & set(b))
 
 
+@dataclass(frozen=True)
+class _Format:
+    """One format slot of a concept: the task (English, or the French pivot), builder format, label."""
+
+    task: ICLTask
+    fmt: str
+    label: str
+
+    def prompts(
+        self, concept: str, n: int, seed: int, n_shots: int = N_SHOTS, corrupted: bool = False
+    ) -> ICLPrompts:
+        seed = dataset_seed(f"{concept}-{self.label}", seed)
+        return build_prompts(self.task, n, n_shots, self.fmt, seed, corrupted=corrupted)
+
+
+def _tasks(model) -> tuple[str, dict[str, ICLTask], ICLTask | None]:
+    """(source, English tasks by concept, pivot dictionary): Todd et al.'s files when present, else ours."""
+    folder = shared_data_dir()
+    if folder is not None:
+        names = [c for c in TODD_CONCEPTS if (folder / f"{c}.json").is_file()]
+        tasks = load_tasks(folder, names)
+        pivot = folder / f"{PIVOT_DICTIONARY}.json"
+        return f"Todd et al. ({folder})", tasks, ICLTask.from_json(pivot) if pivot.is_file() else None
+    try:
+        return "ours (lemminflect)", lemminflect_tasks(_single_token_words(model)), None
+    except ValueError:  # a tokenizer without whole words (the tiny test model): no vocabulary filter
+        return "ours (lemminflect)", lemminflect_tasks(), None
+
+
+def _formats(concept: str, task: ICLTask, dictionary: ICLTask | None) -> dict[str, _Format]:
+    """OE, second (French by dictionary pivot where >= 40 pairs, else arrow) and MC slots of a concept."""
+    french = None
+    if dictionary is not None and not concept.startswith("english-"):  # translation keeps arrow
+        french = dictionary_pivot(task, dictionary, MIN_PIVOT_PAIRS)
+    second = _Format(french, "open_ended", "french") if french else _Format(task, "arrow", "arrow")
+    return {
+        "open_ended": _Format(task, "open_ended", "open_ended"),
+        "second": second,
+        "mc_letter": _Format(task, "mc_letter", "mc_letter"),
+    }
+
+
 def run(ctx: RunContext) -> Result:
     set_torch_threads()
     model = ctx.load_model(default="embedded")
@@ -123,18 +194,28 @@ def run(ctx: RunContext) -> Result:
     g_layers = model.model.config.num_hidden_layers
     n_heads = model.model.config.num_attention_heads
     layers = _layer_grid(g_layers, ctx.small)
-    scale = f"{model.name}, {n} prompts per concept x format, {n_amb} AmbiguousICL prompts, seed {ctx.seed}"
     clock = _Clock()
-    try:
-        tasks = lemminflect_tasks(_single_token_words(model))
-    except ValueError:  # a tokenizer without whole words (the tiny test model): no vocabulary filter
-        tasks = lemminflect_tasks()
+    source, tasks, dictionary = _tasks(model)
+    scale = (
+        f"{model.name}, {source} data, {n} prompts per concept x format, {n_amb} AmbiguousICL prompts, "
+        f"seed {ctx.seed}"
+    )
     clock("data")
 
-    acc = {c: _accuracy(model, tasks[c], n, dataset_seed(f"{c}-gate", ctx.seed), bs) for c in CONCEPTS}
-    concepts = [c for c in CONCEPTS if acc[c] >= GATE]
-    metrics = {"accuracy_5shot_oe": acc, "concepts": concepts, "layers": layers, "k_vector": K_VECTOR}
+    acc = {c: _accuracy(model, t, n, dataset_seed(f"{c}-gate", ctx.seed), bs) for c, t in tasks.items()}
+    concepts = [c for c in tasks if acc[c] >= GATE]
+    formats = {c: _formats(c, tasks[c], dictionary) for c in concepts}
+    metrics = {
+        "data": source,
+        "accuracy_5shot_oe": acc,
+        "gate_prompts": n,
+        "concepts": concepts,
+        "layers": layers,
+        "k_vector": K_VECTOR,
+    }
     metrics["pairs"] = {c: len(t) for c, t in tasks.items()}
+    metrics["second_format"] = {c: f["second"].label for c, f in formats.items()}
+    metrics["second_format_pairs"] = {c: len(f["second"].task) for c, f in formats.items()}
     metrics["cpu_s"] = clock.times
     clock("gate")
     if len(concepts) < 2:
@@ -144,8 +225,7 @@ def run(ctx: RunContext) -> Result:
 
     cells = {}
     for c, f in ctx.progress([(c, f) for c in concepts for f in FORMATS], desc="activations"):
-        p = build_prompts(tasks[c], n, N_SHOTS, f, dataset_seed(f"{c}-{f}", ctx.seed))
-        cells[c, f] = head_activations(model, p.prompts, bs)
+        cells[c, f] = head_activations(model, formats[c][f].prompts(c, n, ctx.seed).prompts, bs)
     clock("activations")
     acts = np.stack(
         [np.stack([cells[c, f] for f in FORMATS], axis=1) for c in concepts], axis=1
@@ -153,18 +233,26 @@ def run(ctx: RunContext) -> Result:
     flat = acts.reshape(-1, *acts.shape[3:])
     labels = np.repeat(np.arange(len(concepts)), len(FORMATS))[None, :].repeat(n, 0).ravel()
 
-    cie = []
+    # The OE CIE (FV heads) and the authors' cross-format CIE share each target format's cached runs.
+    within = ("open_ended", "open_ended")
+    cross_pairs = CROSS_PAIRS_SMALL if ctx.small else [(a, b) for a in FORMATS for b in FORMATS if a != b]
+    effects = {}
     for c in concepts:
-        seed = dataset_seed(f"{c}-open_ended", ctx.seed)
-        clean = build_prompts(tasks[c], n, N_SHOTS, "open_ended", seed)
-        bad = build_prompts(tasks[c], n, N_SHOTS, "open_ended", seed, corrupted=True)
-        cie.append(
-            indirect_effects(
-                model, clean.prompts, bad.prompts, clean.completions, layers=layers, per_prompt=True
-            )
+        # MC prompts of the CIE hold 3 demonstrations (the authors' calculate_CIE and cross-format CIE)
+        shots = {f: MC_CIE_SHOTS if f == "mc_letter" else N_SHOTS for f in FORMATS}
+        fmt_clean = {f: formats[c][f].prompts(c, n, ctx.seed, shots[f]) for f in FORMATS}
+        fmt_bad = {f: formats[c][f].prompts(c, n, ctx.seed, shots[f], corrupted=True) for f in FORMATS}
+        effects[c] = cross_format_effects(
+            model,
+            fmt_clean,
+            fmt_bad,
+            pairs=[within, *cross_pairs],
+            layers=layers,
+            batch_size=bs,
+            per_prompt=True,
         )
-    cie = np.stack(cie, axis=1)  # (n, C, L, H)
-    clock("cie")
+    cie = np.stack([effects[c][within] for c in concepts], axis=1)  # (n, C, L, H)
+    clock("cie (OE and cross-format)")
 
     def rsa_map(flat_acts, labs):
         """Concept RSA of the grid's heads, NaN elsewhere (the heads CIE was measured on)."""
@@ -179,15 +267,50 @@ def run(ctx: RunContext) -> Result:
     metrics.update(fv_heads=fv_heads, cv_heads=cv_heads)
     clock("rsa")
 
+    cross = _cross_format(effects, cross_pairs, aie, rsa, metrics)
+
     claims = [_claim_cosine(model, acts, fv_heads, cv_heads, concepts, scale, ctx)]
     claims += _claims_overlap(acts, labels, cie, rsa_map, scale, ctx, metrics)
     clock("overlap bootstrap")
     heads = (fv_heads, cv_heads)
-    claims += _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, scale, ctx, metrics)
+    second = formats.get("present-past", {}).get("second")
+    claims += _claims_steering(
+        model, tasks, acts, concepts, heads, layers, n_amb, bs, scale, ctx, metrics, second
+    )
     clock("steering")
-    _plots(ctx, acts, model, fv_heads, cv_heads, concepts, rsa, aie, metrics)
+    _plots(ctx, acts, model, fv_heads, cv_heads, concepts, rsa, aie, cross, metrics)
     clock("plots")
     return Result(claims=claims, metrics=metrics, notes=PAPER)
+
+
+def _cross_format(effects, pairs, aie, rsa, metrics) -> np.ndarray:
+    """The authors' cross-format AIE (mean over concepts and format pairs) and how it meets FV/CV heads.
+
+    ``effects``: ``{concept: {(source, target): (n, L, H) per-prompt CIE}}``. Records in
+    ``metrics["cross_format"]`` the pairs, the cross-format AIE's top heads, its top-K overlap with the
+    AIE (FV) and RSA (CV) rankings, the mean cross-format CIE of the FV and the CV heads beside their
+    within-format (OE) CIE, each pair's largest AIE and the OE one. Returns the ``(L, H)`` cross-format
+    AIE map.
+    """
+    per_pair = np.stack([np.stack([e[p].mean(axis=0) for p in pairs]) for e in effects.values()]).mean(axis=0)
+    cross = per_pair.mean(axis=0)  # (L, H): mean over concepts and pairs
+    fv_rank, cv_rank, x_rank = (top_heads(m, max(K_OVERLAP)) for m in (aie, rsa, cross))
+    k = K_VECTOR
+
+    def mean_at(m, heads):
+        return float(np.mean([m[h] for h in heads]))
+
+    metrics["cross_format"] = {
+        "pairs": [f"{a}->{b}" for a, b in pairs],
+        "top_heads": x_rank[:k],
+        "overlap_with_fv": {K: _overlap(x_rank[:K], fv_rank[:K]) for K in K_OVERLAP},
+        "overlap_with_cv": {K: _overlap(x_rank[:K], cv_rank[:K]) for K in K_OVERLAP},
+        "cie_fv_heads": {"within_oe": mean_at(aie, fv_rank[:k]), "cross": mean_at(cross, fv_rank[:k])},
+        "cie_cv_heads": {"within_oe": mean_at(aie, cv_rank[:k]), "cross": mean_at(cross, cv_rank[:k])},
+        "max_by_pair": {f"{a}->{b}": float(np.nanmax(m)) for (a, b), m in zip(pairs, per_pair)},
+        "max_within_oe": float(np.nanmax(aie)),
+    }
+    return cross
 
 
 def _vector_items(model, acts, heads):
@@ -262,10 +385,11 @@ def _claims_overlap(acts, labels, cie, rsa_map, scale, ctx, metrics) -> list[Cla
     return claims
 
 
-def _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, scale, ctx, metrics):
-    na = "present-past or capitalize failed the accuracy gate"
-    if "present-past" not in concepts:
-        return [Claim.not_measurable("AmbiguousICL steering", na)]
+def _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, scale, ctx, metrics, second):
+    """Claims (3) and (4); ``second`` is present-past's second format slot."""
+    if "present-past" not in concepts or "capitalize" not in tasks:
+        why = "present-past failed the accuracy gate or capitalize is missing"
+        return [Claim.not_measurable(s, why, scale=scale) for s in CLAIM_NAMES[2:]]
     amb = ambiguous_icl(tasks["present-past"], tasks["capitalize"], n_amb, N_SHOTS, seed=0)
     target = first_token_ids(model, amb.completions)
     steerer = Steerer(model, amb.prompts, bs)
@@ -305,7 +429,16 @@ def _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, sca
             f"CV ΔP {dp_b['CV'].mean():.4f} at {chosen['CV']}",
         )
     ]
-    for ood in ("mc_letter", "arrow"):
+    names = {
+        "mc_letter": "MC",
+        "second": {"french": "French (dictionary pivot)", "arrow": "arrow"}[second.label],
+    }
+    # how far each ID vector moves the distribution: a vector that barely steers has a small KL too
+    metrics["steering"]["kl_id_from_base"] = {
+        name: kl_between(steerer(vec[name, "open_ended"], *chosen[name])[half_b], base[half_b])
+        for name in ("FV", "CV")
+    }
+    for ood in ("mc_letter", "second"):
         kls = {}
         for name in ("FV", "CV"):
             layer, alpha = chosen[name]
@@ -313,11 +446,12 @@ def _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, sca
             p_ood = steerer(vec[name, ood], layer, alpha)[half_b]
             kls[name] = kl_between(p_id, p_ood, per_prompt=True)
         metrics["steering"][f"kl_{ood}"] = {k: float(v.mean()) for k, v in kls.items()}
+        metrics["steering"][f"kl_{ood}"]["format"] = names[ood]
         est = paired_difference(np.mean, kls["FV"], kls["CV"], seed=ctx.seed, n_boot=N_BOOT, unit="prompts")
         claims.append(
             est.claim(
-                f"CVs are more format-invariant: KL(P_ID ‖ P_OOD) of CV < FV for {ood}-extracted vectors "
-                "(FV KL - CV KL > 0)",
+                "CVs are more format-invariant: KL(P_ID ‖ P_OOD) of CV < FV for "
+                f"{names[ood]}-extracted vectors (FV KL - CV KL > 0)",
                 ">",
                 0.0,
                 paper="CVs generalise better out of distribution (lower KL between ID and OOD steering)",
@@ -328,13 +462,14 @@ def _claims_steering(model, tasks, acts, concepts, heads, layers, n_amb, bs, sca
     return claims
 
 
-def _plots(ctx, acts, model, fv_heads, cv_heads, concepts, rsa, aie, metrics) -> None:
+def _plots(ctx, acts, model, fv_heads, cv_heads, concepts, rsa, aie, cross, metrics) -> None:
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    names = [f"{c}/{f}" for c in concepts for f in FORMATS]
+    second = metrics["second_format"]
+    names = [f"{c}/{second[c] if f == 'second' else f}" for c in concepts for f in FORMATS]
     fig, axes = plt.subplots(1, 2, figsize=(11, 4.8))
     for ax, (title, heads) in zip(axes, (("FV", fv_heads), ("CV", cv_heads))):
         v = _vector_items(model, acts, heads).mean(axis=0).reshape(len(names), -1)
@@ -345,8 +480,9 @@ def _plots(ctx, acts, model, fv_heads, cv_heads, concepts, rsa, aie, metrics) ->
         ax.set_title(f"{title} cosine similarity (concept-sorted)")
     fig.colorbar(im, ax=axes, shrink=0.8)
     ctx.savefig(fig, "similarity_fv_cv.png")
-    fig, axes = plt.subplots(1, 2, figsize=(8, 6))
-    for ax, (title, m) in zip(axes, (("concept RSA", rsa), ("AIE (log-prob)", aie))):
+    fig, axes = plt.subplots(1, 3, figsize=(13, 6), layout="constrained")
+    maps = (("concept RSA", rsa), ("AIE (log-prob, OE)", aie), ("cross-format AIE", cross))
+    for ax, (title, m) in zip(axes, maps):
         im = ax.imshow(m, aspect="auto", cmap="viridis")
         ax.set_title(title)
         ax.set_xlabel("head")
