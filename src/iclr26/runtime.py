@@ -22,6 +22,28 @@ MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
 T = TypeVar("T")
 
 
+#: Environment variable naming the folder that holds the authors' published data, one sub-folder per slug.
+SHARED_DATA_ENV = "ICLR26_SHARED_DATA"
+
+
+def find_shared_data(slug: str, marker: str, env: str | None = None) -> Path | None:
+    """The folder of a system's published data from its authors, or ``None`` when it is absent.
+
+    Looked for in this order: ``$env`` (a system's own variable, the folder itself), then
+    ``$ICLR26_SHARED_DATA/<slug>``, then ``shared/data/<slug>`` in the checkout, beside it or one level
+    up (the project's layout: ``/work/shared/data/<slug>`` for a checkout in ``/work/<dir>``). A folder
+    counts only when it holds ``marker`` (a file or folder path relative to it), so a half-copied or
+    unrelated folder is skipped. Experiments and tests use this to run on the authors' data when it is
+    there; the library never depends on it.
+    """
+    cands = [os.environ.get(env)] if env else []
+    shared = os.environ.get(SHARED_DATA_ENV)
+    cands += [str(Path(shared) / slug)] if shared else []
+    repo = Path(__file__).resolve().parents[2]
+    cands += [str(up / "shared" / "data" / slug) for up in (repo, repo.parent, repo.parent.parent)]
+    return next((Path(c) for c in cands if c and (Path(c) / marker).exists()), None)
+
+
 #: Environment variable holding torch's intra-op thread count for experiments that run language models.
 TORCH_THREADS_ENV = "ICLR26_TORCH_THREADS"
 

@@ -94,15 +94,11 @@ def load_tasks(folder: str | os.PathLike, names: Iterable[str] | None = None) ->
 
 
 def shared_data_dir() -> Path | None:
-    """Todd et al.'s datasets (``present-past.json``, ``english-french.json`` ...), or None if absent.
+    """Todd et al.'s datasets (``present-past.json``, ``english-french.json`` ...), or None if absent
+    (:func:`iclr26.runtime.find_shared_data` for ``concept-vectors``)."""
+    from ..runtime import find_shared_data
 
-    ``$ICLR26_SHARED_DATA/concept-vectors`` if set, else ``shared/data/concept-vectors`` beside the
-    checkout (the project's layout, e.g. ``/work/shared/data/concept-vectors`` for ``/work/<dir>``).
-    """
-    env = os.environ.get("ICLR26_SHARED_DATA")
-    cands = [Path(env) / "concept-vectors"] if env else []
-    cands += [p / "shared" / "data" / "concept-vectors" for p in Path(__file__).resolve().parents[3:6]]
-    return next((c for c in cands if (c / "present-past.json").is_file()), None)
+    return find_shared_data("concept-vectors", "present-past.json")
 
 
 def dictionary_pivot(task: ICLTask, dictionary: ICLTask, min_pairs: int = 40) -> ICLTask | None:

@@ -272,21 +272,11 @@ def read_responses(path: str | Path, low_quality: str | Any = "auto") -> Respons
 
 
 def shared_data_dir() -> Path | None:
-    """Where the authors' response matrices are (``normal_mmmu.csv`` ...), or None.
+    """Where the authors' response matrices are (``normal_mmmu.csv`` ...), or None
+    (:func:`iclr26.runtime.find_shared_data` for ``m3-irt``)."""
+    from ..runtime import find_shared_data
 
-    ``$ICLR26_SHARED_DATA/m3-irt`` if set, else ``shared/data/m3-irt`` beside the checkout (the
-    project's layout, e.g. ``/work/shared/data/m3-irt`` for a checkout in ``/work/<dir>``).
-    """
-    import os
-
-    env = os.environ.get("ICLR26_SHARED_DATA")
-    cands = [Path(env) / "m3-irt"] if env else []
-    here = Path(__file__).resolve()
-    cands += [p / "shared" / "data" / "m3-irt" for p in here.parents[3:6]]
-    for c in cands:
-        if (c / "normal_mmmu.csv").is_file():
-            return c
-    return None
+    return find_shared_data("m3-irt", "normal_mmmu.csv")
 
 
 def validation_split(

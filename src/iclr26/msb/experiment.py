@@ -13,14 +13,13 @@ to one of our MCP server processes over stdio (processes reused across instances
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext
+from ..runtime import RunContext, find_shared_data
 from ..uncertainty import bootstrap
 from . import (
     ServerPool,
@@ -40,14 +39,7 @@ UNREACHABLE = {("search_term_deception", "kill_process")}
 
 
 def _data_root() -> Path | None:
-    repo = Path(__file__).resolve().parents[3]
-    for root in (
-        os.environ.get(DATA_ENV),
-        *(up / "shared/data/msb" for up in (repo.parent, repo.parent.parent)),
-    ):
-        if root and Path(root, "data", "agent_task.jsonl").is_file():
-            return Path(root)
-    return None
+    return find_shared_data("msb", "data/agent_task.jsonl", env=DATA_ENV)
 
 
 def pick(instances, per_type: int, rng: np.random.Generator):

@@ -19,15 +19,13 @@ Every interval is a bootstrap over tasks (paired by task where two goals are com
 
 from __future__ import annotations
 
-import os
 import time
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads
+from ..runtime import RunContext, find_shared_data, set_torch_threads
 
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
 DATA_ENV = "ICLR26_POLICON_DATA"
@@ -45,17 +43,12 @@ def _load_tasks(seed: int) -> tuple[list[dict[str, Any]], dict[str, list[str]], 
     """Tasks, the few-shot pool per topic, and a label of where they came from."""
     from . import TOPICS, build_tasks, generate_topics, load_policon
 
-    repo = Path(__file__).resolve().parents[3]  # the checkout; its parent (or grandparent) holds shared/
-    cands = [
-        os.environ.get(DATA_ENV),
-        *(up / "shared/data/policon" for up in (repo.parent, repo.parent.parent)),
-    ]
-    for root in cands:
-        if root and Path(root, "task_datas").is_dir():
-            data = load_policon(root)
-            pool = {t: [r["resolution"] for r in recs] for t, recs in data.topics.items()}
-            topics = sorted({t["topic"] for t in data.tasks})
-            return data.tasks, pool, f"the authors' tasks (MIT), {len(topics)} topics from {root}"
+    root = find_shared_data("policon", "task_datas", env=DATA_ENV)
+    if root is not None:
+        data = load_policon(root)
+        pool = {t: [r["resolution"] for r in recs] for t, recs in data.topics.items()}
+        topics = sorted({t["topic"] for t in data.tasks})
+        return data.tasks, pool, f"the authors' tasks (MIT), {len(topics)} topics from {root}"
     topics = generate_topics(12, TOPICS[:4], seed=seed)
     tasks = [t for k in (2, 4, 6) for t in build_tasks(topics, k, rng=seed + k)]
     pool: dict[str, list[str]] = {}

@@ -16,18 +16,19 @@ LANGUAGES = ("English", "French", "German", "Spanish")
 MIN_CHARS = 4
 
 
-def shared_data_dir() -> Path:
-    """Where the shared data sets live (``$ICLR26_SHARED_DATA`` or ``<repo>/../shared/data``)."""
-    env = os.environ.get("ICLR26_SHARED_DATA")
-    return Path(env) if env else Path(__file__).resolve().parents[3].parent / "shared" / "data"
-
-
 def language_pools(data_dir: str | os.PathLike | None = None) -> dict[str, list[str]]:
     """Sorted distinct words per language; a word found in two languages' lists is dropped.
 
     Raises FileNotFoundError naming the folder when the lists are absent.
     """
-    folder = Path(data_dir) if data_dir is not None else shared_data_dir() / "concept-vectors"
+    if data_dir is None:
+        from ..runtime import find_shared_data
+
+        found = find_shared_data("concept-vectors", "english-french.json")
+        if found is None:
+            raise FileNotFoundError("Todd et al.'s word lists (shared/data/concept-vectors) not found")
+        data_dir = found
+    folder = Path(data_dir)
     pools: dict[str, set[str]] = {lang: set() for lang in LANGUAGES}
     for lang in LANGUAGES[1:]:
         path = folder / f"english-{lang.lower()}.json"
