@@ -338,12 +338,12 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "interpretability",
         "implemented",
         "Concept vectors: attention heads chosen by RSA that encode concepts across input formats.",
-        budget_s=120.0,
+        budget_s=130.0,
         budget_reason="SmolLM2-135M forward passes on CPU: a 7-concept accuracy gate on Todd et al.'s data, "
         "72 head-activation prompts (24 multiple-choice of ~230 tokens), OE and OE<->MC cross-format CIE "
         "on 24 prompts x 9 layers (24 more multiple-choice prompts), 24 AmbiguousICL prompts steered at "
-        "9 layers x 3 weights (113 CPU-s, 179 s wall at load ~5 on the shared 2-core machine; ~55-65 CPU-s "
-        "idle, estimated from per-stage load ratios)",
+        "9 layers x 3 weights (measured idle: 122 s with one torch thread, the default; 72 s with "
+        "ICLR26_TORCH_THREADS=2)",
     ),
     _E(
         "indicvisionbench",
