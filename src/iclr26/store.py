@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -46,6 +47,42 @@ def _current_umask() -> int:
     mask = os.umask(0)
     os.umask(mask)
     return mask
+
+
+def make_shareable(folder: str | os.PathLike) -> None:
+    """Give ``folder`` (made 0700 by ``mkdtemp``) and its files (some written 0600) the permissions an
+    ordinary ``mkdir`` / ``open`` would, so a cache can be shared between users through the umask."""
+    mask = _current_umask()
+    os.chmod(folder, 0o777 & ~mask)
+    for p in Path(folder).iterdir():
+        if p.is_file():
+            os.chmod(p, 0o666 & ~mask)
+
+
+def publish_folder(tmp: str | os.PathLike, target: str | os.PathLike, marker: str) -> Path:
+    """Move the finished folder ``tmp`` into place as ``target`` (same file system), so a reader sees
+    either the old folder or the whole new one; ``tmp`` is made shareable first (:func:`make_shareable`).
+
+    An existing ``target`` is first renamed aside and removed. When another process put its own
+    ``target`` in place meanwhile (the rename fails) and that one holds ``marker``, theirs is kept and
+    ``tmp`` removed. Returns ``target``.
+    """
+    tmp, target = Path(tmp), Path(target)
+    make_shareable(tmp)
+    try:
+        if target.exists():
+            old = Path(tempfile.mkdtemp(dir=target.parent, prefix=f".{target.name}.old."))
+            os.replace(target, old / "x")
+            shutil.rmtree(old, ignore_errors=True)
+        try:
+            os.replace(tmp, target)
+        except OSError:  # another process finished first: keep theirs
+            if not (target / marker).exists():
+                raise
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
+    return target
 
 
 def atomic_write_text(path: str | os.PathLike, text: str) -> Path:

@@ -1,5 +1,6 @@
 import json
 import os
+from pathlib import Path
 
 import pytest
 
@@ -72,3 +73,23 @@ def test_atomic_write_uses_ordinary_permissions(tmp_path):
     finally:
         os.umask(old)
     assert path.stat().st_mode & 0o777 == 0o644
+
+
+def test_publish_folder_replaces_whole_and_shareable(tmp_path):
+    import tempfile
+
+    from iclr26.store import publish_folder
+
+    target = tmp_path / "cache"
+    target.mkdir()
+    (target / "config.json").write_text("old")
+    tmp = Path(tempfile.mkdtemp(dir=tmp_path))  # 0700, as mkdtemp makes it
+    (tmp / "config.json").write_text("new")
+    mask = os.umask(0o022)
+    try:
+        assert publish_folder(tmp, target, "config.json") == target
+    finally:
+        os.umask(mask)
+    assert (target / "config.json").read_text() == "new" and not tmp.exists()
+    assert os.stat(target).st_mode & 0o777 == 0o755
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["cache"]  # no temporary or old folder left

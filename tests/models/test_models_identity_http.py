@@ -215,14 +215,14 @@ def test_model_specs(tmp_path):
 def test_cache_folders_are_shareable(tmp_path):
     import tempfile
 
-    from iclr26.models._embedded import _shareable
+    from iclr26.store import make_shareable
 
     folder = tempfile.mkdtemp(dir=tmp_path)
     fd, name = tempfile.mkstemp(dir=folder)
     os.close(fd)
     mask = os.umask(0o022)
     try:
-        _shareable(__import__("pathlib").Path(folder))
+        make_shareable(folder)
     finally:
         os.umask(mask)
     assert os.stat(folder).st_mode & 0o777 == 0o755

@@ -23,7 +23,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import os
 import shutil
 import tempfile
 import time
@@ -34,6 +33,7 @@ import numpy as np
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
+from ..store import publish_folder
 from ..uncertainty import Estimate
 
 PAPER = (
@@ -137,13 +137,17 @@ def _smollm2_base(ctx: RunContext, data, cfg: dict, seed: int) -> Path:
 
 
 def _save_atomically(model, tokenizer, path: Path) -> None:
+    """Save the model and tokenizer into a temporary folder beside ``path``, then publish it whole
+    (:func:`iclr26.store.publish_folder`: shareable permissions, readers never see half a cache)."""
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=path.name + ".tmp"))
-    model.save_pretrained(tmp)
-    tokenizer.save_pretrained(tmp)
-    if path.exists():
-        shutil.rmtree(path)
-    os.replace(tmp, path)
+    tmp = Path(tempfile.mkdtemp(dir=path.parent, prefix=f".{path.name}."))
+    try:
+        model.save_pretrained(tmp)
+        tokenizer.save_pretrained(tmp)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    publish_folder(tmp, path, "config.json")
 
 
 # --------------------------------------------------------------------------------------------- workers

@@ -17,6 +17,7 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from ..store import make_shareable, publish_folder
 from ._base import ModelNotAvailableError
 from ._hf import HFModel
 from ._identity import cache_base, file_sha256
@@ -74,7 +75,7 @@ def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
             meta = json.loads(meta_file.read_text())
             if {k: meta.get(k) for k in stamp} == stamp:
                 if target.stat().st_mode & 0o077 == 0 and target.stat().st_uid == os.getuid():
-                    _shareable(target)  # a cache written by an older iclr26 (0700)
+                    make_shareable(target)  # a cache written by an older iclr26 (0700)
                 return target
         except (json.JSONDecodeError, OSError):
             pass
@@ -84,31 +85,10 @@ def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
         _convert_gguf(gguf, tmp)
         meta = {**stamp, "gguf_sha256": file_sha256(gguf), "model": EMBEDDED_MODEL, "quantisation": "Q4_1"}
         (tmp / "iclr26_source.json").write_text(json.dumps(meta, indent=2))
-        _shareable(tmp)
-        if target.exists():
-            old = Path(tempfile.mkdtemp(dir=root, prefix=f".{target.name}.old."))
-            os.replace(target, old / "x")
-            shutil.rmtree(old, ignore_errors=True)
-        try:
-            os.replace(tmp, target)
-        except OSError:  # another process finished first: keep theirs
-            if not (target / "iclr26_source.json").is_file():
-                raise
-    finally:
-        if tmp.exists():
-            shutil.rmtree(tmp, ignore_errors=True)
-    return target
-
-
-def _shareable(folder: Path) -> None:
-    """Give ``folder`` (made 0700 by ``mkdtemp``) and its files (some written 0600) the permissions an
-    ordinary ``mkdir`` / ``open`` would, so a cache can be shared between users through the umask."""
-    mask = os.umask(0)
-    os.umask(mask)
-    os.chmod(folder, 0o777 & ~mask)
-    for p in folder.iterdir():
-        if p.is_file():
-            os.chmod(p, 0o666 & ~mask)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+    return publish_folder(tmp, target, "iclr26_source.json")
 
 
 def _convert_gguf(gguf: Path, out: Path) -> None:
