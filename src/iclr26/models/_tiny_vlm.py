@@ -20,9 +20,9 @@ only the first run trains. It answers simple questions about generated images; i
 from __future__ import annotations
 
 import hashlib
+import io
 import json
 import os
-import tempfile
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
@@ -31,6 +31,7 @@ from typing import Any
 
 import numpy as np
 
+from ..store import atomic_write_bytes
 from ._base import (
     Generation,
     GenerationConfig,
@@ -448,12 +449,9 @@ def load_embedded_vlm(
         stats = {**json.loads(blob["stats"]), "trained_now": False}
     else:
         net, stats = train_front_end(config, progress=progress)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.")
-        os.close(fd)
-        torch.save({"state": net.state_dict(), "stats": json.dumps(stats)}, tmp)
-        os.chmod(tmp, 0o644)
-        os.replace(tmp, path)  # atomic: another process never reads half a file
+        buffer = io.BytesIO()
+        torch.save({"state": net.state_dict(), "stats": json.dumps(stats)}, buffer)
+        atomic_write_bytes(path, buffer.getvalue())  # another process never reads half a file
         stats = {**stats, "trained_now": True}
     stats["front_end_load_seconds"] = time.perf_counter() - t0
     return EmbeddedVLM(lm, net, config, stats)
