@@ -52,6 +52,8 @@ def test_answer_prefix_names_the_key_the_caption_states():
     assert scene_answer_prefix("What colour is the triangle?") == "triangle colour"
     assert scene_answer_prefix("Is the circle on the left or on the right?") == "circle side"
     assert scene_answer_prefix("How many squares are there?") == "squares"
+    with pytest.raises(ValueError, match="shapes"):
+        scene_answer_prefix("What colour is the hexagon?")
 
 
 def test_small_front_end_trains_once_then_loads_from_cache(smollm2, tmp_path):

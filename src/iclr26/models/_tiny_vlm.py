@@ -381,7 +381,9 @@ def scene_answer_prefix(question: str) -> str:
     is scored with the same prefix."""
     from ..perception._scenes import SHAPES
 
-    shape = next(s for s in SHAPES if f" {s}" in question)
+    shape = next((s for s in SHAPES if f" {s}" in question), None)
+    if shape is None:
+        raise ValueError(f"question must name one of the shapes {SHAPES}, got {question!r}")
     kind = question_kind(question)
     return f"{shape}s" if kind == "count" else f"{shape} {kind}"
 
