@@ -243,8 +243,14 @@ def reproduce_command(
 
     try:
         summary = reproduce(
-            entries, seed=seed, scale=scale.value, out_dir=out, jobs=jobs, on_outcome=on_outcome,
-            executor=executor.value, address=address,
+            entries,
+            seed=seed,
+            scale=scale.value,
+            out_dir=out,
+            jobs=jobs,
+            on_outcome=on_outcome,
+            executor=executor.value,
+            address=address,
         )
     except RayUnavailable as exc:
         raise UserError(str(exc)) from None
@@ -312,8 +318,14 @@ def sweep_command(
 
     try:
         summary, agg = sweep(
-            entry, seed_list, scale=scale.value, out_dir=out, jobs=jobs, executor=executor.value,
-            address=address, on_outcome=on_outcome,
+            entry,
+            seed_list,
+            scale=scale.value,
+            out_dir=out,
+            jobs=jobs,
+            executor=executor.value,
+            address=address,
+            on_outcome=on_outcome,
         )
     except RayUnavailable as exc:
         raise UserError(str(exc)) from None

@@ -139,9 +139,15 @@ def _front_rows(
         rows.append(
             {
                 "cells": [
-                    str(i), entry.slug, entry.status, claims,
-                    seconds + (" (over budget)" if over else ""), f"{entry.budget_s:g}", scale,
-                    f"{len(sw['seeds'])} seeds" if sw else "—", f"docs/{entry.slug}.md",
+                    str(i),
+                    entry.slug,
+                    entry.status,
+                    claims,
+                    seconds + (" (over budget)" if over else ""),
+                    f"{entry.budget_s:g}",
+                    scale,
+                    f"{len(sw['seeds'])} seeds" if sw else "—",
+                    f"docs/{entry.slug}.md",
                 ],
                 "section": r is not None or e is not None,
                 "sweep": sw is not None,
@@ -156,9 +162,11 @@ def _budget_line(results: list[Result]) -> str:
     over = [r for r in results if over_budget(r)]
     if not over:
         return "No small-scale run is over its budget."
-    return "Over budget at scale small: " + ", ".join(
-        f"{r.slug} ({_fmt(r.seconds)} s of {catalogue.get(r.slug).budget_s:g} s)" for r in over
-    ) + "."
+    return (
+        "Over budget at scale small: "
+        + ", ".join(f"{r.slug} ({_fmt(r.seconds)} s of {catalogue.get(r.slug).budget_s:g} s)" for r in over)
+        + "."
+    )
 
 
 SWEEP_HEADER = ["claim", "criterion", "runs", "mean", "std", "95% interval over seeds", "verdicts"]
@@ -172,8 +180,12 @@ def _sweep_rows(agg: dict[str, Any]) -> list[list[str]]:
         verdicts = ", ".join(f"{k} {n}/{c['runs']}" for k, n in c["verdicts"].items() if n)
         rows.append(
             [
-                c["statement"], c["criterion"], f"{c['measured_runs']} measured of {c['runs']}",
-                _fmt(c.get("mean")), _fmt(c.get("std")), interval,
+                c["statement"],
+                c["criterion"],
+                f"{c['measured_runs']} measured of {c['runs']}",
+                _fmt(c.get("mean")),
+                _fmt(c.get("std")),
+                interval,
                 verdicts + (" (post hoc)" if c.get("post_hoc") else ""),
             ]
         )

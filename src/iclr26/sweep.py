@@ -59,9 +59,7 @@ def parse_seeds(text: str) -> list[int]:
         elif part.isdigit():
             seeds.append(int(part))
         else:
-            raise ValueError(
-                f"seed {part!r} in {text!r} is not a non-negative integer or a range like 0-9"
-            )
+            raise ValueError(f"seed {part!r} in {text!r} is not a non-negative integer or a range like 0-9")
     duplicates = sorted({s for s in seeds if seeds.count(s) > 1})
     if duplicates:
         raise ValueError(f"seeds {text!r} list {', '.join(map(str, duplicates))} more than once")

@@ -160,8 +160,15 @@ def test_coupling_matches_the_authors_below_1000_nodes():
         g = sample_graph(u, 800, 5, 0.5, 6.0, 2.5, 0.7, seed=seed, communities=comms)
         ours.append(_coupling(g)[1])
         t = gs.GraphSample(
-            tu, num_communities=5, n_nodes=800, target_homophily=0.5, target_average_degree=6.0,
-            degree_separation=0.7, power_law_exponent=2.5, seed=seed, user_defined_communities=comms,
+            tu,
+            num_communities=5,
+            n_nodes=800,
+            target_homophily=0.5,
+            target_average_degree=6.0,
+            degree_separation=0.7,
+            power_law_exponent=2.5,
+            seed=seed,
+            user_defined_communities=comms,
         )
         lab, th = np.asarray(t.community_labels), np.asarray(t.degree_factors)
         means = np.array([th[lab == c].mean() for c in range(5)])

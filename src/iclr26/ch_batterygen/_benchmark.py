@@ -624,9 +624,7 @@ def benchmark(
         check_in(c, CHEMISTRIES, "chemistries")
     for t in tasks:
         check_in(t, TASKS, "tasks")
-    windows = {
-        (c, s): make_windows(dataset, c, s, window, stride) for c in chemistries for s in scenarios
-    }
+    windows = {(c, s): make_windows(dataset, c, s, window, stride) for c in chemistries for s in scenarios}
     kwargs = dict(n_folds=n_folds, max_epochs=max_epochs, patience=patience, val_share=val_share)
     jobs = []
     for key, ws in windows.items():

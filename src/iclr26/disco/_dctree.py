@@ -38,6 +38,7 @@ from sklearn.neighbors import KDTree
 
 __all__ = ["DCTree", "core_distances", "mutual_reachability_mst"]
 
+
 def core_distances(X: np.ndarray, min_points: int) -> np.ndarray:
     """Distance of each point to its ``min_points``-th nearest neighbour, the point itself included."""
     dist, _ = KDTree(X).query(X, k=min_points)

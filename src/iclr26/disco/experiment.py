@@ -359,9 +359,7 @@ def run(ctx: RunContext) -> Result:
                     "pool": pool,
                     "candidates": len(rows),
                     "all indices defined": int(common.sum()),
-                    **{
-                        f"PCC {k}": _pcc_defined(scores[k][common], scores["ARI"][common]) for k in INDICES
-                    },
+                    **{f"PCC {k}": _pcc_defined(scores[k][common], scores["ARI"][common]) for k in INDICES},
                     **{f"Spearman {k}": _spearman(scores[k][common], scores["ARI"][common]) for k in INDICES},
                 }
             )

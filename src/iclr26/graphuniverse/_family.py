@@ -263,9 +263,7 @@ class GraphFamily(Sequence):
             combos = list(allowed_community_combinations)
             if not combos:
                 raise ValueError("allowed_community_combinations must hold at least one community list")
-            self.allowed_community_combinations = [
-                _check_communities(c, universe.K).tolist() for c in combos
-            ]
+            self.allowed_community_combinations = [_check_communities(c, universe.K).tolist() for c in combos]
         if graphs is not None:
             self.graphs = list(graphs)
             return

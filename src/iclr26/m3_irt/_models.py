@@ -143,7 +143,15 @@ class _BaseIRT(BaseEstimator):
         lo, hi = _fit.bounds(kind, n, layout, scale, self.theta_base_max)
         if self.solver == "authors":
             x, loss, n_it, _, pg, self._peak = _adam.adam(
-                kind, Y, train, layout, lo, hi, self.eps, lr=self.lr, max_epochs=self.max_epochs,
+                kind,
+                Y,
+                train,
+                layout,
+                lo,
+                hi,
+                self.eps,
+                lr=self.lr,
+                max_epochs=self.max_epochs,
                 reach=_adam.scale_reach(kind, n, layout),
             )
             return x, loss, n_it, pg < self.gtol, pg
@@ -416,15 +424,26 @@ class _BaseIRT(BaseEstimator):
         self._check_fitted()
         P = self._params
         if self._kind == "2pl":
-            return pd.DataFrame(
-                {"a": P["a"], "d": P["d"]}, index=pd.Index(self.columns_, name="column")
-            )
+            return pd.DataFrame({"a": P["a"], "d": P["d"]}, index=pd.Index(self.columns_, name="column"))
         cols = {f"a_{n}": P["A"][:, k] for k, n in enumerate(ABILITY_NAMES)}
         cols.update({f"b_{n}": P["B"][:, k] for k, n in enumerate(ABILITY_NAMES)})
         return pd.DataFrame(cols, index=pd.Index(self.items_, name="item"))
 
-    _STATE = ("scale_", "loss_", "n_iter_", "converged_", "projected_gradient_", "fit_seconds_",
-              "n_models_", "n_columns_", "n_items_", "models_", "columns_", "items_", "scale_search_")
+    _STATE = (
+        "scale_",
+        "loss_",
+        "n_iter_",
+        "converged_",
+        "projected_gradient_",
+        "fit_seconds_",
+        "n_models_",
+        "n_columns_",
+        "n_items_",
+        "models_",
+        "columns_",
+        "items_",
+        "scale_search_",
+    )
 
     def save(self, path: str | Path) -> Path:
         """Write the fitted estimator to ``path`` (a ``.npz`` archive, written atomically)."""

@@ -75,7 +75,13 @@ def _benchmark(ctx: RunContext, name: str, shared) -> dict:
     for method in ALL_METHODS:
         t0 = time.perf_counter()
         r = ranking_fidelity(
-            pool, ref, method, FRACTIONS, targets=targets, batch_fraction=0.005, seed=ctx.seed,
+            pool,
+            ref,
+            method,
+            FRACTIONS,
+            targets=targets,
+            batch_fraction=0.005,
+            seed=ctx.seed,
             progress=ctx.progress,
         )
         r["seconds"] = time.perf_counter() - t0
@@ -128,8 +134,9 @@ def _claims(name: str, b: dict, seed: int) -> tuple[list[Claim], dict]:
             detail=f"paired difference of the mean Spearman at 1-5%, M3-IRT {rho['m3irt'].mean():.3f}"
             f" vs {best} {rho[best].mean():.3f} (baseline with the best mean)",
         ),
-        bootstrap(lambda a: float(np.mean(a) - pool_rho), res["m3irt"]["spearman"][:, FRACTIONS.index(0.05)],
-                  **kw).claim(
+        bootstrap(
+            lambda a: float(np.mean(a) - pool_rho), res["m3irt"]["spearman"][:, FRACTIONS.index(0.05)], **kw
+        ).claim(
             "A 5% M3-IRT subset ranks models at least as well as the whole contaminated pool",
             ">=",
             0.0,

@@ -157,7 +157,11 @@ def text_only(prompt: Any, model: str) -> Any:
             "backend (iclr26.models.HFVisionModel, or an OpenAI-compatible server of a VLM)"
         )
     return [
-        {**m, "content": m["content"] if isinstance(m["content"], str)
-         else "".join(p["text"] for p in m["content"])}
+        {
+            **m,
+            "content": m["content"]
+            if isinstance(m["content"], str)
+            else "".join(p["text"] for p in m["content"]),
+        }
         for m in prompt
     ]

@@ -99,8 +99,13 @@ def voice_activity(audio, sample_rate: int, *, threshold: float = 0.5) -> list[S
     if not 0.0 < float(threshold) < 1.0:
         raise ValueError(f"threshold must be in (0, 1), got {threshold!r}")
     x = resample(audio, sample_rate)
-    stamps = get_speech_timestamps(torch.from_numpy(x), _silero(), threshold=float(threshold),
-                                   sampling_rate=SAMPLE_RATE, return_seconds=True)
+    stamps = get_speech_timestamps(
+        torch.from_numpy(x),
+        _silero(),
+        threshold=float(threshold),
+        sampling_rate=SAMPLE_RATE,
+        return_seconds=True,
+    )
     return [Segment(float(s["start"]), float(s["end"])) for s in stamps]
 
 
@@ -111,8 +116,9 @@ def egemaps(audio, sample_rate: int):
     except ImportError as exc:
         raise ImportError("eGeMAPS needs opensmile: pip install 'iclr26[audio]'") from exc
     x, sr = _check_wave(audio, sample_rate)
-    smile = opensmile.Smile(feature_set=opensmile.FeatureSet.eGeMAPSv02,
-                            feature_level=opensmile.FeatureLevel.Functionals)
+    smile = opensmile.Smile(
+        feature_set=opensmile.FeatureSet.eGeMAPSv02, feature_level=opensmile.FeatureLevel.Functionals
+    )
     return smile.process_signal(x, sr).iloc[0]
 
 
@@ -141,6 +147,7 @@ def transcribe(audio, sample_rate: int, *, language: str | None = "en", model_di
     """Transcribe with Whisper (greedy, beam 1); segments with their text."""
     x = resample(audio, sample_rate)
     model = _whisper(str(model_dir or whisper_tiny_dir()))
-    segments, _ = model.transcribe(x, language=language, beam_size=1, vad_filter=False,
-                                   condition_on_previous_text=False)
+    segments, _ = model.transcribe(
+        x, language=language, beam_size=1, vad_filter=False, condition_on_previous_text=False
+    )
     return [Segment(float(s.start), float(s.end), s.text.strip()) for s in segments]

@@ -53,10 +53,12 @@ def _dlib_models():
         import dlib
     except ImportError as exc:
         raise ImportError("faces need dlib: pip install 'iclr26[vision]'") from exc
-    shape = dlib.shape_predictor(str(_package_file("face_recognition_models", "models",
-                                                   "shape_predictor_68_face_landmarks.dat")))
-    encoder = dlib.face_recognition_model_v1(str(_package_file(
-        "face_recognition_models", "models", "dlib_face_recognition_resnet_model_v1.dat")))
+    shape = dlib.shape_predictor(
+        str(_package_file("face_recognition_models", "models", "shape_predictor_68_face_landmarks.dat"))
+    )
+    encoder = dlib.face_recognition_model_v1(
+        str(_package_file("face_recognition_models", "models", "dlib_face_recognition_resnet_model_v1.dat"))
+    )
     return dlib.get_frontal_face_detector(), shape, encoder
 
 
