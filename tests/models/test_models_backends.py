@@ -60,6 +60,33 @@ def test_shared_prefix_is_computed_once_with_the_same_outputs(tiny):
         assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
 
 
+@pytest.mark.parametrize("shared", [False, True])
+def test_retiring_greedy_equals_transformers_generate(tiny, monkeypatch, shared):
+    """Rows that emit EOS leave the batch (and its KV cache) early: outputs, finish reasons and
+    log-probabilities equal ``transformers``' own greedy ``generate`` on the same batch."""
+    system = {"role": "system", "content": "You are a helpful assistant. Answer (A) or (B)."}
+    prompts = [[system, *p] for p in PROMPTS] if shared else PROMPTS
+    cfg = GenerationConfig(max_new_tokens=20)
+    monkeypatch.setattr(tiny, "retire_finished", False)
+    free = tiny.generate(prompts, cfg)
+    # an EOS that the rows emit at different steps (some never), so rows retire one by one
+    counts: dict[str, int] = {}
+    for g in free:
+        for t in set(g.tokens[1:]):
+            counts[t] = counts.get(t, 0) + 1
+    piece = max(counts, key=lambda t: (0 < counts[t] < len(prompts), counts[t]))
+    eos_id = tiny.tokenizer.convert_tokens_to_ids(tiny.tokenizer.tokenize(piece))[0]
+    monkeypatch.setattr(tiny, "eos_token_ids", [eos_id])
+    reference = tiny.generate(prompts, cfg)
+    monkeypatch.setattr(tiny, "retire_finished", True)
+    retired = tiny.generate(prompts, cfg)
+    assert len({len(g.tokens) for g in reference}) > 2  # rows really stopped at different steps
+    assert {g.finish_reason for g in reference} >= {"stop"}
+    for a, b in zip(reference, retired):
+        assert a.text == b.text and a.tokens == b.tokens and a.finish_reason == b.finish_reason
+        assert max((abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)), default=0) < 1e-4
+
+
 def test_generation_config_validation_and_stop(tiny):
     with pytest.raises(ValueError, match="max_new_tokens"):
         GenerationConfig(max_new_tokens=-1)

@@ -46,7 +46,8 @@ class HFModel(LanguageModel):
 
     Batches are left-padded; the attention mask hides the padding and position ids are counted from
     each row's first real token, so greedy outputs do not depend on the batch they were run in. In
-    :meth:`generate`, a prefix shared by every prompt of a batch is computed once.
+    :meth:`generate`, a prefix shared by every prompt of a batch is computed once, and in greedy
+    decoding a row that has emitted EOS leaves the batch (:attr:`retire_finished`).
 
     Parameters
     ----------
@@ -62,6 +63,9 @@ class HFModel(LanguageModel):
     """
 
     backend = "transformers"
+    #: Greedy generation drops finished rows from the batch (see ``_greedy_retiring``); set ``False``
+    #: to run ``transformers``' own ``generate`` instead (the same outputs, slower on uneven lengths).
+    retire_finished = True
 
     def __init__(
         self,
@@ -204,6 +208,9 @@ class HFModel(LanguageModel):
 
         shared = self._shared_prefix(rows)
         ids, mask = self._left_pad(rows) if shared is None else shared[:2]
+        if config.greedy and self.retire_finished:
+            new, chosen = self._greedy_retiring(ids, mask, None if shared is None else shared[2], config)
+            return self._results(new, chosen, config, rows)
         recorder = _ChosenLogprobs()
         processors = LogitsProcessorList([recorder])
         gen_kwargs: dict[str, Any] = {
@@ -232,10 +239,13 @@ class HFModel(LanguageModel):
                 **extra,
             )
         new = out.sequences[:, ids.shape[1] :]
-        chosen = recorder.chosen(new)
+        return self._results(new, recorder.chosen(new), config, rows)
+
+    def _results(self, new, chosen, config: GenerationConfig, rows) -> list[Generation]:
+        """One :class:`Generation` per row of ``new`` (``(batch, steps)`` token ids), cut at the first EOS."""
         results = []
         eos = set(self.eos_token_ids)
-        for i in range(len(prompts)):
+        for i in range(len(rows)):
             toks = new[i].tolist()
             lps = chosen[i].tolist()
             finish = "length"
@@ -245,6 +255,59 @@ class HFModel(LanguageModel):
                     break
             results.append(self._finish(toks, lps, finish, config, len(rows[i])))
         return results
+
+    def _greedy_retiring(self, ids, mask, cache, config: GenerationConfig):
+        """Greedy decoding that drops a row from the batch (and its KV cache) once it emits EOS.
+
+        The same steps as ``transformers``' greedy ``generate`` (position ids from the attention mask,
+        logits of the last position in float32, ``argmax``), but a finished row costs nothing further:
+        ``generate`` keeps computing every row until the longest one stops. On 12 AnesBench prompts
+        whose answers ended after 31-132 tokens this computes 877 row-steps instead of 1,584, with
+        identical outputs; larger batches then cost little more than the rows' own tokens. Returns the
+        ``(batch, steps)`` chosen ids (pad after a row's EOS) and their ``(batch, steps)`` log-probabilities.
+        """
+        torch = _torch()
+        n, steps = ids.shape[0], config.max_new_tokens
+        position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
+        past = 0 if cache is None else cache.get_seq_length()
+        extra = {} if cache is None else {self._cache_kwarg(): cache}
+        keep_last = {"logits_to_keep": 1} if self._keeps_last_logits else {}
+        chosen = torch.full((n, steps), self.pad_token_id, dtype=torch.long, device=self.device)
+        logprobs = torch.zeros((n, steps), dtype=torch.float32, device=self.device)
+        eos = torch.tensor(self.eos_token_ids or [-1], device=self.device)
+        alive = torch.arange(n, device=self.device)
+        with torch.inference_mode():
+            out = self.model(
+                input_ids=ids[:, past:], attention_mask=mask, position_ids=position[:, past:],
+                use_cache=True, **extra, **keep_last,
+            )  # fmt: skip
+            last = position[:, -1]
+            for step in range(steps):
+                logits = out.logits[:, -1].to(dtype=torch.float32)
+                token = logits.argmax(-1)
+                chosen[alive, step] = token
+                logprobs[alive, step] = torch.log_softmax(logits, -1).gather(-1, token[:, None]).squeeze(-1)
+                going = ~torch.isin(token, eos)
+                if step == steps - 1 or not bool(going.any()):
+                    break
+                cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+                if not bool(going.all()):
+                    rows = going.nonzero().squeeze(-1)
+                    cache.batch_select_indices(rows)
+                    alive, token, mask, last = alive[rows], token[rows], mask[rows], last[rows]
+                mask = torch.cat([mask, mask.new_ones((mask.shape[0], 1))], dim=-1)
+                last = last + 1
+                out = self.model(
+                    input_ids=token[:, None], attention_mask=mask, position_ids=last[:, None],
+                    use_cache=True, **{self._cache_kwarg(): cache}, **keep_last,
+                )  # fmt: skip
+        return chosen, logprobs
+
+    @property
+    def _keeps_last_logits(self) -> bool:
+        """Whether the model's forward takes ``logits_to_keep`` (then only the last position's logits
+        are computed, as ``generate`` does)."""
+        return "logits_to_keep" in inspect.signature(self.model.forward).parameters
 
     def _cache_kwarg(self) -> str:
         """``cache`` (transformers >= 5.2x) or ``past_key_values`` (older): the KV-cache argument."""
