@@ -220,3 +220,27 @@ def test_authors_compat_truncates_float_features():
     assert not np.allclose(F_default[:, 1], F_compat[:, 1])  # citations per turn: 2.7 -> 2
     truncated = {k: np.trunc(v) for k, v in feats.items()}
     np.testing.assert_allclose(F_compat, transform_features(truncated, len(df))[0])
+
+
+def test_row_draw_counts_are_resamples_of_all_rows():
+    """Each round draws n rows with replacement: counts sum to n, have the multinomial's mean 1 and
+    variance 1 - 1/n, follow the seed, and do not depend on the chunking."""
+    from iclr26.search_arena import _bt
+
+    counts = _bt._row_draw_counts(500, 400, np.random.default_rng(3))
+    assert counts.shape == (400, 500) and (counts.sum(axis=1) == 500).all()
+    assert abs(counts.mean() - 1.0) < 1e-12 and abs(counts.var() - (1 - 1 / 500)) < 0.02
+    np.testing.assert_array_equal(counts, _bt._row_draw_counts(500, 400, np.random.default_rng(3)))
+    assert not np.array_equal(counts, _bt._row_draw_counts(500, 400, np.random.default_rng(4)))
+
+
+def test_controlled_bootstrap_in_streams_equals_one_stream(monkeypatch):
+    """The replicates are split over threads; the fits do not depend on that split."""
+    from iclr26.search_arena import _bt
+
+    df, feats = battle_set(2, n_models=5, n=400)
+    two = controlled_bt(df, feats, n_rounds=30, seed=1)
+    monkeypatch.setattr(_bt, "_STREAMS", 1)
+    one = controlled_bt(df, feats, n_rounds=30, seed=1)
+    for a, b in ((two.ratings_bootstrap, one.ratings_bootstrap), (two.coef_bootstrap, one.coef_bootstrap)):
+        np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=0, atol=1e-6)
