@@ -255,8 +255,7 @@ def pair_table(matchups: np.ndarray, outcomes: np.ndarray, n_models: int) -> tup
     kind = np.where(first_won == 1.0, 0, np.where(first_won == 0.5, 1, 2))
     pair_id = lo * n_models + hi
     ids, inverse = np.unique(pair_id, return_inverse=True)
-    counts = np.zeros((len(ids), 3))
-    np.add.at(counts, (inverse.ravel(), kind), 1.0)
+    counts = np.bincount(inverse.ravel() * 3 + kind, minlength=3 * len(ids)).reshape(-1, 3).astype(np.float64)
     return np.column_stack([ids // n_models, ids % n_models]), counts
 
 
