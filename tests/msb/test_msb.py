@@ -1,4 +1,5 @@
 import itertools
+import json
 import math
 import tempfile
 from pathlib import Path
@@ -373,3 +374,32 @@ def test_text_protocol_model_with_malformed_call():
         "mixed_attack_success": False,
         "user_task_success": False,
     }
+
+
+@needs_data
+def test_openai_compatible_endpoint_plays_like_the_local_agent(monkeypatch):
+    """The agent behind an OpenAI-compatible endpoint (our server on 127.0.0.1, native ``tools``):
+    the same tool calls, observations and scores as the same agent in process."""
+    from iclr26.models import OpenAICompatibleServer, OpenAIModel
+
+    data = load_msb(DATA)
+    pool = enumerate_instances(data, attack_types=["prompt_injection"], goals=["modify_data"])
+    inst = next(i for i in pool if i.tool == "Memory_Tool")
+    agent = scripted_agent("obedient")
+    monkeypatch.setenv("ICLR26_MSB_TEST_KEY", "sk-msb-test")
+    with tempfile.TemporaryDirectory() as local_ws:
+        local = run_instance(agent, inst, local_ws, information=data.information)
+    with OpenAICompatibleServer(agent, "127.0.0.1", 0, api_key="sk-msb-test") as srv:
+        remote_model = OpenAIModel(srv.url, agent.name, api_key_env="ICLR26_MSB_TEST_KEY")
+        with tempfile.TemporaryDirectory() as remote_ws:
+            remote = run_instance(remote_model, inst, remote_ws, information=data.information)
+        assert srv.requests_served == len(remote.steps)
+    assert remote.status == local.status == "complete", remote.error
+
+    def calls(episode, workspace):  # each run has its own temporary workspace
+        text = json.dumps([s["calls"] for s in episode.steps], sort_keys=True)
+        return text.replace(workspace, "<workspace>")
+
+    assert calls(remote, remote_ws) == calls(local, local_ws)
+    assert len(local.steps) > 1 and score_episode(remote) == score_episode(local)
+    assert score_episode(local)["attack_success"] is True

@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..models import ChatResponse, Generation, GenerationConfig, LanguageModel
-from ..models._tools import ToolCall
+from ..models._tools import ToolCall, check_messages
 from ._spec import SUPPORT_TOOLS
 
 AGENTS = ("obedient", "task_only", "param_filler")
@@ -74,6 +74,8 @@ class ScriptedAgent(LanguageModel):
         *,
         tool_choice="auto",
     ):
+        # normalised as every backend's chat is (call arguments as dicts, also from an HTTP request)
+        messages = check_messages(messages)
         tools = list(tools or [])
         names = [t["function"]["name"] for t in tools]
         done = [
