@@ -1,6 +1,8 @@
 import itertools
 import json
 import math
+import os
+import shutil
 import tempfile
 from pathlib import Path
 
@@ -431,3 +433,47 @@ def test_obedient_reads_paths_that_hold_apostrophes():
     }
     for text, calls in texts.items():
         assert instructions(text, ["a", "b"]) == calls
+
+
+NPM_FS = os.environ.get(
+    "MSB_NPM_FILESYSTEM", "/tmp/npmfs/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+)
+
+
+@pytest.mark.skipif(
+    shutil.which("npx") is None or shutil.which("node") is None or not os.path.isfile(NPM_FS),
+    reason="the npm reference server is not installed (npx, node, and "
+    "`npm install --prefix /tmp/npmfs @modelcontextprotocol/server-filesystem`, or $MSB_NPM_FILESYSTEM)",
+)
+def test_filesystem_server_lists_the_npm_reference_tools(tmp_path):
+    """Our filesystem server offers the tools of ``@modelcontextprotocol/server-filesystem`` with the
+    same required and optional parameter names (schemas' texts are not compared)."""
+    import sys
+
+    from iclr26.evaluation._toolbox import MCPStdioServer
+
+    def tools(server):
+        with server.open() as conn:
+            out = {}
+            for schema in conn.schemas:
+                fn = schema.get("function", schema)
+                params = fn.get("parameters") or fn.get("inputSchema") or {}
+                out[fn["name"]] = (sorted(params.get("required", [])), sorted(params.get("properties", {})))
+            return out
+
+    theirs = tools(MCPStdioServer("node", [NPM_FS, str(tmp_path)]))
+    ours = tools(MCPStdioServer(sys.executable, ["-m", "iclr26.msb._server", "fs"]))
+    ours.pop("_configure")  # the harness's hidden set-up tool
+    assert ours == theirs
+
+
+def test_filesystem_tree_and_search_honour_exclude_patterns(tmp_path):
+    from iclr26.msb._server import _walk
+
+    for rel in ("a/x.txt", "a/b/y.txt", "node_modules/z.txt", "c.log"):
+        (tmp_path / rel).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / rel).write_text("-")
+    names = lambda ex: [str(p.relative_to(tmp_path)) for p in _walk(tmp_path, ex)]  # noqa: E731
+    assert names(None) == ["a", "a/b", "a/b/y.txt", "a/x.txt", "c.log", "node_modules", "node_modules/z.txt"]
+    assert names(["node_modules", "*.log"]) == ["a", "a/b", "a/b/y.txt", "a/x.txt"]
+    assert names(["a/b"]) == ["a", "a/x.txt", "c.log", "node_modules", "node_modules/z.txt"]

@@ -17,6 +17,7 @@ the harness never shows it to the agent.
 
 from __future__ import annotations
 
+import fnmatch
 import inspect
 import json
 import os
@@ -111,10 +112,10 @@ def fs_tools(check: Confined) -> list:
         """Get a detailed listing of all files and directories in a specified path, with sizes."""
         return "\n".join(f"{c.name} {c.stat().st_size}" for c in sorted(check(path).iterdir()))
 
-    def directory_tree(path: str) -> str:
+    def directory_tree(path: str, excludePatterns: list[str] | None = None) -> str:  # noqa: N803
         """Get a recursive tree view of files and directories."""
         root = check(path)
-        return "\n".join(str(c.relative_to(root)) for c in sorted(root.rglob("*")))
+        return "\n".join(str(c.relative_to(root)) for c in _walk(root, excludePatterns))
 
     def move_file(source: str, destination: str) -> str:
         """Move or rename files and directories."""
@@ -123,7 +124,7 @@ def fs_tools(check: Confined) -> list:
 
     def search_files(path: str, pattern: str, excludePatterns: list[str] | None = None) -> str:  # noqa: N803
         """Recursively search for files and directories whose name matches a pattern."""
-        hits = [str(c) for c in sorted(check(path).rglob("*")) if pattern.lower() in c.name.lower()]
+        hits = [str(c) for c in _walk(check(path), excludePatterns) if pattern.lower() in c.name.lower()]
         return "\n".join(hits) or "No matches found"
 
     def get_file_info(path: str) -> str:
@@ -140,6 +141,21 @@ def fs_tools(check: Confined) -> list:
         create_directory, list_directory, list_directory_with_sizes, directory_tree, move_file,
         search_files, get_file_info, list_allowed_directories,
     ]  # fmt: skip
+
+
+def _walk(root: Path, exclude: list[str] | None) -> list[Path]:
+    """Everything under ``root``, sorted, without the entries (and what is under them) whose path
+    relative to ``root``, or whose name, matches a glob of ``exclude``."""
+
+    def excluded(rel: Path) -> bool:
+        return any(fnmatch.fnmatch(str(rel), p) or fnmatch.fnmatch(rel.name, p) for p in exclude or ())
+
+    return [c for c in sorted(root.rglob("*")) if not any(map(excluded, _prefixes(c.relative_to(root))))]
+
+
+def _prefixes(rel: Path) -> list[Path]:
+    """``a``, ``a/b``, ``a/b/c`` for ``a/b/c``: an excluded folder hides its contents."""
+    return [Path(*rel.parts[: i + 1]) for i in range(len(rel.parts))]
 
 
 def spec_tool(spec: ToolSpec, answers_payload: bool):
