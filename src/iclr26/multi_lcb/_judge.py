@@ -64,7 +64,9 @@ class Judge:
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
         self.workers = workers or os.cpu_count() or 1
-        self._sb = Sandbox(time_limit=float(timeout), memory_limit=memory_limit, output_limit=16 * MiB)
+        self._sb = Sandbox(
+            time_limit=float(timeout), memory_limit=memory_limit, output_limit=16 * MiB, warm_workers=True
+        )
 
     def run_many(self, programs) -> list[list[TestVerdict]]:
         """``programs``: ``(code, language, tests)`` triples (``tests``: ``(input, output)`` pairs).
