@@ -118,6 +118,21 @@ def _rmtree(path: str) -> None:
         shutil.rmtree(path, onerror=fix)
 
 
+def _rmtree_all(paths: list[str]) -> None:
+    for path in paths:
+        _rmtree(path)
+
+
+def _tmpfs_folder() -> str | None:
+    """``/dev/shm`` when it is a writable tmpfs, else None."""
+    try:
+        with open("/proc/self/mounts") as f:
+            mounted = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in f)
+    except OSError:
+        return None
+    return "/dev/shm" if mounted and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
 def _stop_workers(workers: set[WarmWorker]) -> None:
     for worker in list(workers):
         worker.close()
@@ -270,7 +285,13 @@ class Sandbox:
         self._cap_last = cap_last()
         self._tmp = tempfile.mkdtemp(prefix="iclr26-sandbox-")
         os.chmod(self._tmp, 0o755)
-        self._finalizer = weakref.finalize(self, _rmtree, self._tmp)  # also without close()
+        # Runs' working folders: on a tmpfs when each run has a cgroup (what a run writes there is
+        # charged to its memory limit; creating and removing a folder costs ~0.01 ms there against
+        # 1-3 ms on this machine's ext4), else beside the builds.
+        tmpfs = _tmpfs_folder() if self._cgroup is not None else None
+        self._runs = tempfile.mkdtemp(prefix="iclr26-sandbox-runs-", dir=tmpfs) if tmpfs else self._tmp
+        os.chmod(self._runs, 0o755)
+        self._finalizer = weakref.finalize(self, _rmtree_all, [self._tmp, self._runs])  # also without close()
         self.hidden_paths = self._check_hidden(hidden_paths)
         self._programs: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
@@ -282,7 +303,7 @@ class Sandbox:
         if self.warm_workers:
             # Runs in warm workers get their folders here: the only folder the workers' shared mount
             # namespace leaves writable (each run's folder is writable by that run's uid only).
-            self._warm_dir = os.path.join(self._tmp, "warm")
+            self._warm_dir = os.path.join(self._runs, "warm")
             os.mkdir(self._warm_dir, 0o755)
             self._warm_script = os.path.join(self._tmp, "warm_worker.py")
             with open(self._warm_script, "w") as f:
@@ -297,8 +318,9 @@ class Sandbox:
             if not isinstance(p, str) or not os.path.isabs(p) or not os.path.isdir(p):
                 raise ValueError(f"hidden_paths: each must be an existing absolute folder, got {p!r}")
             real = os.path.realpath(p)
-            if os.path.commonpath([real, os.path.realpath(self._tmp)]) == real:
-                raise ValueError(f"hidden_paths: {p!r} contains the sandbox's own folder {self._tmp!r}")
+            for own in dict.fromkeys([self._tmp, self._runs]):
+                if os.path.commonpath([real, os.path.realpath(own)]) == real:
+                    raise ValueError(f"hidden_paths: {p!r} contains the sandbox's own folder {own!r}")
             out.append(real)
         if out and self.network_mode == "none":
             raise SandboxUnavailable("hidden_paths needs namespaces or bubblewrap, and neither works here")
@@ -601,7 +623,7 @@ class Sandbox:
                 f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})"
             )
         warm = self.warm_workers and lang.name in WARM_LANGUAGES
-        workdir = tempfile.mkdtemp(prefix="run-", dir=self._warm_dir if warm else self._tmp)
+        workdir = tempfile.mkdtemp(prefix="run-", dir=self._warm_dir if warm else self._runs)
         uid = self._new_uid()
         worker = None
         try:
