@@ -116,7 +116,8 @@ def test_warm_workers_give_the_same_verdicts(judge, problems):
     ]
     programs = [(reference_program(t, "python"), "python", problems[t].tests) for t in REFERENCE_TASKS]
     programs += [(code, "python", tests) for code, tests in failing]
-    with Judge(timeout=2, workers=2, warm_workers=False) as cold, Judge(timeout=2, workers=2) as warm:
+    limits = dict(timeout=2, memory_limit=256 << 20, workers=2)  # MLE well before TLE, even under load
+    with Judge(**limits, warm_workers=False) as cold, Judge(**limits) as warm:
         got = [j.run_many(programs) for j in (warm, cold)]
         builds = [{j._sb.compile(c, "python").build_dir for c, _, _ in programs if c} for j in (warm, cold)]
 

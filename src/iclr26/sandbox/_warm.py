@@ -118,6 +118,42 @@ def _finish(status, main):
     os._exit(status)
 
 
+def _execute(code, namespace):
+    exec(code, namespace)
+
+
+def _depth_reached(n=1):
+    try:
+        return _depth_reached(n + 1)
+    except RecursionError:
+        return n
+
+
+def _probe_from_a_child_frame():
+    namespace = {"reach": _depth_reached}
+    _execute("depth = reach()", namespace)  # called from the top level: the nesting of _child's program
+    return namespace["depth"]
+
+
+def _shift_recursion_limit():
+    """The program's code runs a few frames deeper than a script's: raise the limit by that many, and
+    let the program see and set the limit a script would."""
+    shift = _DEPTH_SHIFT
+    if shift <= 0:
+        return
+    set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
+
+    def setrecursionlimit(limit):
+        set_limit(limit)  # the builtin's own checks and errors
+        set_limit(limit + shift)
+
+    def getrecursionlimit():
+        return get_limit() - shift
+
+    set_limit(get_limit() + shift)
+    sys.setrecursionlimit, sys.getrecursionlimit = setrecursionlimit, getrecursionlimit
+
+
 def _child(req, fds):
     try:
         errpipe = _setup(req, fds)
@@ -130,10 +166,11 @@ def _child(req, fds):
     main.__file__, main.__cached__, main.__builtins__ = path, None, builtins
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
     sys.modules["__main__"] = main
+    _shift_recursion_limit()
     try:
         with open(path, "rb") as f:
             code = compile(f.read(), path, "exec", dont_inherit=True)
-        exec(code, main.__dict__)
+        _execute(code, main.__dict__)
         status = 0
     except SystemExit as exc:
         status = _exit_code(exc.code)
@@ -144,6 +181,9 @@ def _child(req, fds):
     _finish(status, main)
 
 
+# How much deeper the program's code runs than a script's: _depth_reached from the top level, as a
+# script's code reaches, minus from the nesting _child gives the program.
+_DEPTH_SHIFT = _depth_reached() - _probe_from_a_child_frame()
 # Everything loaded so far is left out of the children's garbage collections: a collection that
 # visited it would write to (and so copy) most of the worker's memory pages in every child.
 gc.freeze()
