@@ -1,6 +1,6 @@
 """Warm Python workers: one confined interpreter per concurrent run slot, forking a child for each run.
 
-Starting ``python3`` for every run costs about 18 ms of CPU here, more than the isolation itself; a
+Starting ``python3`` for every run costs 12-15 ms of CPU here, more than the isolation itself; a
 program that only reads a few lines runs in a fraction of that. A warm worker is the same interpreter,
 started once with the same flags and environment, confined once in its own network and mount
 namespaces (read-only file system; only the folder of warm runs is writable at the mount level). For
@@ -10,7 +10,8 @@ directory, rlimits, umask, the run's own fresh uid and gid without supplementary
 ``PR_SET_NO_NEW_PRIVS``, a clean environment, every other descriptor closed. The child then runs the
 program as ``python3 -B main.py`` would (``__main__`` module, ``sys.argv``, ``sys.path[0]``,
 uncaught exceptions printed by ``sys.excepthook`` with exit code 1, ``SystemExit`` codes, ``atexit``,
-flushing at exit) with stdin/stdout/stderr on the run's own pipes, read by the host as for any run.
+flushing at exit, the recursion depth a script reaches) with stdin/stdout/stderr on the run's own
+pipes, read by the host as for any run.
 
 Only used as root (each run still gets its own uid, so a run can neither signal nor trace the worker,
 which stays root inside its namespaces) and with namespace isolation; see ``Sandbox(warm_workers=...)``.
