@@ -1,11 +1,19 @@
-"""Test executions per second: iclr26.multi_lcb's judge (sandbox, compile cache, worker pool) per
-language, and for Python beside LiveCodeBench's ``check_correctness`` (a process per problem whose
-``run_test`` execs the program in-process for each test, with its ``reliability_guard``).
+"""Python test executions per second: iclr26.multi_lcb's judge beside LiveCodeBench's runner.
 
-Usage: ``python benchmarks/multi_lcb_exec.py [--lcb DIR] [--languages python,cpp,...] [--problems N]``.
-``--lcb`` names a LiveCodeBench checkout (the folder holding ``lcb_runner/``); without it only ours runs.
-Programs: our reference solutions to the first N of the 20 HumanEval problems; each program is compiled
-once (warm-up pass, not timed), then all its tests are timed.
+Ours: ``Judge`` (the sandbox; each test a confined run with its own uid, cgroup, limits and folder) with
+warm Python workers (a child forked per test) and, for reference, without them (``python3`` started per
+test). LiveCodeBench (``lcb_runner/evaluation/compute_code_generation_metrics.py``): a process per
+problem (``check_correctness``: a ``multiprocessing`` Manager and Process) whose ``run_test`` execs the
+program in-process for each test under its ``reliability_guard``; measured one problem after the other
+and with their own pool, ``evaluate_generations(num_process_evaluate=W)``, at the same W as ours.
+
+Usage: ``python benchmarks/multi_lcb_exec.py --lcb DIR [--workload references|canonical]
+[--workers W] [--repeats R]``. ``--lcb`` names a LiveCodeBench checkout (the folder holding
+``lcb_runner/``); without it only ours runs. Workloads: ``references`` (our Python reference programs,
+20 problems, 203 tests) or ``canonical`` (HumanEval's canonical solutions as STDIN/STDOUT programs,
+157 problems, 1,474 tests; the 7 that fail conversion-invariance or conversion are left out as they are
+in the experiment). Each runner does a warm-up pass (syntax checks cached, workers started), then R
+timed passes, alternating runners; prints every pass, the median rates and the median ratio.
 """
 
 from __future__ import annotations
@@ -13,66 +21,108 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import statistics
 import sys
 import time
 
 
-def ours(language: str, ids, problems, workers: int) -> tuple[float, int, bool]:
-    from iclr26.multi_lcb import Judge, reference_program
+def workload(name: str):
+    """``(source, tests)`` pairs of Python programs, with the tests of each."""
+    from iclr26.multi_lcb import REFERENCE_TASKS, humaneval_problems, python_stdio_program, reference_program
 
-    progs = [(reference_program(t, language), language, problems[t].tests) for t in ids]
-    with Judge(timeout=6, workers=workers) as j:
-        j.run_many([(c, lang, tests[:1]) for c, lang, tests in progs])  # compile (cache warm)
-        t0 = time.perf_counter()
-        res = j.run_many(progs)
-        dt = time.perf_counter() - t0
-    n = sum(len(r) for r in res)
-    return n / dt, n, all(v.ok for r in res for v in r)
+    problems = humaneval_problems()[0]
+    if name == "references":
+        by_id = {p.question_id: p for p in problems}
+        return [(reference_program(t, "python"), by_id[t].tests) for t in REFERENCE_TASKS]
+    return [(python_stdio_program(p), p.tests) for p in problems]
 
 
-def lcb(lcb_dir: str, ids, problems) -> tuple[float, int, bool]:
-    sys.path.insert(0, lcb_dir)
+def ours(judge, progs) -> tuple[float, int, bool]:
+    t0 = time.perf_counter()
+    res = judge.run_many([(code, "python", tests) for code, tests in progs])
+    dt = time.perf_counter() - t0
+    return sum(len(r) for r in res) / dt, sum(len(r) for r in res), [all(v.ok for v in r) for r in res]
+
+
+def _sample(tests) -> dict:
+    return {"input_output": json.dumps({"inputs": [i for i, _ in tests], "outputs": [o for _, o in tests]})}
+
+
+def lcb_serial(progs) -> tuple[float, int, list[bool]]:
     from lcb_runner.evaluation.compute_code_generation_metrics import check_correctness
 
-    from iclr26.multi_lcb import reference_program
+    t0 = time.perf_counter()
+    passed = []
+    for code, tests in progs:
+        res, _ = check_correctness(_sample(tests), code, timeout=6, debug=False)
+        passed.append(all(r is True for r in res))
+    n = sum(len(t) for _, t in progs)
+    return n / (time.perf_counter() - t0), n, passed
+
+
+def lcb_pool(progs, workers: int) -> tuple[float, int, list[bool]]:
+    # (its tqdm bar goes to stderr: redirecting sys.stderr breaks run_test, which needs its fileno)
+    from lcb_runner.evaluation.compute_code_generation_metrics import evaluate_generations
 
     t0 = time.perf_counter()
-    n, ok = 0, True
-    for t in ids:
-        p = problems[t]
-        sample = {
-            "input_output": json.dumps(
-                {"inputs": [i for i, _ in p.tests], "outputs": [o for _, o in p.tests]}
-            )
-        }
-        res, _ = check_correctness(sample, reference_program(t, "python"), timeout=6, debug=False)
-        n += len(p.tests)
-        ok &= all(r is True for r in res)
-    return n / (time.perf_counter() - t0), n, ok
+    results, _ = evaluate_generations(
+        [_sample(t) for _, t in progs], [[c] for c, _ in progs], num_process_evaluate=workers, timeout=6
+    )
+    n = sum(len(t) for _, t in progs)
+    passed = [all(r is True for r in results[i][0]) for i in range(len(progs))]
+    return n / (time.perf_counter() - t0), n, passed
 
 
 def main() -> None:
-    from iclr26.multi_lcb import ORDER, REFERENCE_TASKS, available_toolchains, humaneval_problems
-
     ap = argparse.ArgumentParser()
     ap.add_argument("--lcb", default=os.environ.get("ICLR26_LCB_DIR"))
-    ap.add_argument("--languages", default=",".join(ORDER))
-    ap.add_argument("--problems", type=int, default=len(REFERENCE_TASKS))
+    ap.add_argument("--workload", choices=("references", "canonical"), default="references")
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
+    ap.add_argument("--repeats", type=int, default=3)
     a = ap.parse_args()
-    problems = {p.question_id: p for p in humaneval_problems()[0]}
-    ids = list(REFERENCE_TASKS[: a.problems])
-    tools = available_toolchains()
-    print(f"{'runner':<28} {'tests':>6} {'tests/s':>9} all pass")
-    for lang in a.languages.split(","):
-        if not tools[lang]["present"]:
-            print(f"{'ours ' + lang:<28} not available ({tools[lang]['debian']})")
-            continue
-        rate, n, ok = ours(lang, ids, problems, a.workers)
-        print(f"{'ours ' + lang:<28} {n:>6} {rate:>9.1f} {ok}")
+
+    from iclr26.multi_lcb import Judge
+
+    progs = workload(a.workload)
+    print(
+        f"workload {a.workload}: {len(progs)} programs, {sum(len(t) for _, t in progs)} tests; "
+        f"{a.workers} workers; load {os.getloadavg()[0]:.2f}"
+    )
+    warm, cold = Judge(timeout=6, workers=a.workers), Judge(timeout=6, workers=a.workers, warm_workers=False)
+    runners = {
+        "ours, warm workers": lambda: ours(warm, progs),
+        "ours, python3 per test": lambda: ours(cold, progs),
+    }
     if a.lcb:
-        rate, n, ok = lcb(a.lcb, ids, problems)
-        print(f"{'lcb_runner python':<28} {n:>6} {rate:>9.1f} {ok}")
+        sys.path.insert(0, a.lcb)
+        runners["lcb check_correctness, serial"] = lambda: lcb_serial(progs)
+        runners[f"lcb evaluate_generations, {a.workers} procs"] = lambda: lcb_pool(progs, a.workers)
+    rates: dict[str, list[float]] = {k: [] for k in runners}
+    passed: dict[str, list[bool]] = {}
+    try:
+        for k, f in runners.items():  # warm-up: syntax checks cached, workers started
+            passed[k] = f()[2]
+        for rep in range(a.repeats):
+            for k, f in runners.items():
+                rate, n, ok = f()
+                rates[k].append(rate)
+                load = os.getloadavg()[0]
+                print(f"pass {rep + 1}  {k:<36} {n:>6} tests {rate:>8.1f} tests/s  load {load:.2f}")
+    finally:
+        warm.close()
+        cold.close()
+    first = next(iter(runners))
+    print(f"\n{'runner':<38} {'median tests/s':>14} {'all pass':>9}  agrees with {first!r}")
+    for k in runners:
+        agree = passed[k] == passed[first]
+        print(f"{k:<38} {statistics.median(rates[k]):>14.1f} {sum(passed[k]):>4}/{len(progs):<4}  {agree}")
+    for k in list(runners)[1:]:
+        ratios = [x / y for x, y in zip(rates[first], rates[k])]
+        print(
+            f"ratio {first} / {k}: median {statistics.median(ratios):.2f} (passes: "
+            + ", ".join(f"{r:.2f}" for r in ratios)
+            + ")"
+        )
 
 
 if __name__ == "__main__":

@@ -101,3 +101,37 @@ def test_conversion_invariance_sample(judge, problems):
         "HumanEval/87": True,
         "HumanEval/92": False,
     }
+
+
+def test_warm_workers_give_the_same_verdicts(judge, problems):
+    """The whole Python reference set and the failure verdicts: warm workers (the judge's default) and a
+    fresh python3 per test agree on every verdict and message."""
+    failing = [
+        ("print(int(input()) * 3)", [("2\n", "4\n")]),  # WA
+        ("while True: pass", [("", "")]),  # TLE
+        ("x = bytearray(4 << 30)\nprint(len(x))", [("", "")]),  # MLE
+        ("raise SystemExit(3)", [("", "")]),  # RE
+        ("def f(:\n", [("", "")]),  # CE
+        ("", [("", "")]),  # CE: no code
+    ]
+    programs = [(reference_program(t, "python"), "python", problems[t].tests) for t in REFERENCE_TASKS]
+    programs += [(code, "python", tests) for code, tests in failing]
+    limits = dict(timeout=2, memory_limit=256 << 20, workers=2)  # MLE well before TLE, even under load
+    with Judge(**limits, warm_workers=False) as cold, Judge(**limits) as warm:
+        got = [j.run_many(programs) for j in (warm, cold)]
+        builds = [{j._sb.compile(c, "python").build_dir for c, _, _ in programs if c} for j in (warm, cold)]
+
+    def strip(verdicts, dirs):
+        out = []
+        for v in verdicts:
+            message = v.message
+            for d in dirs:
+                message = message.replace(d, "BUILD")
+            out.append((v.verdict, message))
+        return out
+
+    warm_v = [strip(r, builds[0]) for r in got[0]]
+    cold_v = [strip(r, builds[1]) for r in got[1]]
+    assert warm_v == cold_v
+    assert [r[0][0] for r in warm_v[-6:]] == ["WA", "TLE", "MLE", "RE", "CE", "CE"]
+    assert sum(len(r) for r in warm_v[:-6]) >= 200 and all(v == "OK" for r in warm_v[:-6] for v, _ in r)

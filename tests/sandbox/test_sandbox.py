@@ -230,6 +230,8 @@ def test_works_for_an_unprivileged_user(need):
         "        '    try:\\n        os.kill(p, signal.SIGKILL); print(\"sent\", p)\\n'\n"
         "        '    except OSError as e:\\n        print(\"refused\", e.errno)\\n', 'python')\n"
         "print('caller alive', r.stdout.split())\n"
+        "from iclr26.sandbox import Sandbox\n"
+        "print('warm workers', Sandbox(warm_workers=True).warm_workers)\n"
     )
     python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable
     out = subprocess.run(
@@ -250,6 +252,7 @@ def test_works_for_an_unprivileged_user(need):
     assert lines[2] == "timeout"
     # its own (pid namespace) init ignores SIGKILL from inside; the caller is unreachable (ESRCH = 3)
     assert lines[3] == "caller alive ['sent', '1', 'refused', '3']"
+    assert lines[4] == "warm workers False"  # a run's uid could not differ from the worker's
     assert not os.path.exists("/tmp/iclr26-nonroot-escape")
 
 

@@ -56,15 +56,31 @@ class Judge:
         Bytes per run.
     workers : int or None
         Threads of the pool; None for the number of CPUs.
+    warm_workers : bool
+        Python programs run in children forked from warm interpreters, one per thread
+        (``Sandbox(warm_workers=True)``: same limits and verdicts, no interpreter start-up per test);
+        False starts ``python3`` for every test.
     """
 
-    def __init__(self, *, timeout: float = 6.0, memory_limit: int = 1024 * MiB, workers: int | None = None):
+    def __init__(
+        self,
+        *,
+        timeout: float = 6.0,
+        memory_limit: int = 1024 * MiB,
+        workers: int | None = None,
+        warm_workers: bool = True,
+    ):
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be a number > 0, got {timeout!r}")
         if workers is not None and (isinstance(workers, bool) or not isinstance(workers, int) or workers < 1):
             raise ValueError(f"workers must be None or an int >= 1, got {workers!r}")
         self.workers = workers or os.cpu_count() or 1
-        self._sb = Sandbox(time_limit=float(timeout), memory_limit=memory_limit, output_limit=16 * MiB)
+        self._sb = Sandbox(
+            time_limit=float(timeout),
+            memory_limit=memory_limit,
+            output_limit=16 * MiB,
+            warm_workers=warm_workers,
+        )
 
     def run_many(self, programs) -> list[list[TestVerdict]]:
         """``programs``: ``(code, language, tests)`` triples (``tests``: ``(input, output)`` pairs).

@@ -108,6 +108,90 @@ def _kill_all(pid: int, cgroup: Cgroup | None, uid: int | None) -> None:
         kill_uid(uid)
 
 
+def pump(
+    *,
+    stdin_fd: int,
+    out_fd: int,
+    err_fd: int,
+    exit_fd: int,
+    stdin: bytes,
+    deadline: float,
+    output_limit: int,
+    on_exit,
+) -> tuple[bytes, bytes, bool, bool]:
+    """Feed ``stdin`` and collect capped stdout/stderr of a running program until it is done.
+
+    ``exit_fd`` becomes readable when the program's main process has exited (a pidfd, or the warm
+    worker's control socket); ``on_exit()`` is then called at once to kill whatever the program left
+    running, and the pipes get 0.5 s more to drain. Stops at ``deadline`` (``time.monotonic``) or when
+    more than ``output_limit`` bytes came. Closes ``stdin_fd``, ``out_fd`` and ``err_fd``.
+
+    Returns ``(stdout, stderr, timed_out, output_exceeded)``.
+    """
+    out, err = bytearray(), bytearray()
+    total = 0
+    timed_out = output_exceeded = False
+    poller = select.poll()
+    fds = {out_fd: out, err_fd: err}
+    for fd in fds:
+        poller.register(fd, select.POLLIN)
+    pending = memoryview(stdin)
+    stdin_open = True
+    if pending:
+        os.set_blocking(stdin_fd, False)
+        poller.register(stdin_fd, select.POLLOUT)
+    else:
+        os.close(stdin_fd)
+        stdin_open = False
+    poller.register(exit_fd, select.POLLIN)
+    exited = False
+    try:
+        while fds or not exited:
+            now = time.monotonic()
+            if now >= deadline:
+                # Past the limit: a timeout, unless the program had already exited and only
+                # descendants that escaped the kill still hold its pipes.
+                timed_out = not exited
+                break
+            for fd, _ in poller.poll(max(1, int((deadline - now) * 1000))):
+                if fd == exit_fd:
+                    poller.unregister(exit_fd)
+                    exited = True
+                    # The main process is gone: nothing it left behind may keep running.
+                    on_exit()
+                    deadline = min(deadline, time.monotonic() + 0.5)
+                    continue
+                if fd == stdin_fd:
+                    try:
+                        n = os.write(stdin_fd, pending[:65536])
+                        pending = pending[n:]
+                    except (BlockingIOError, InterruptedError):
+                        continue
+                    except OSError:
+                        pending = pending[:0]
+                    if not pending:
+                        poller.unregister(stdin_fd)
+                        os.close(stdin_fd)
+                        stdin_open = False
+                    continue
+                chunk = os.read(fd, 65536)
+                if not chunk:
+                    poller.unregister(fd)
+                    del fds[fd]
+                    continue
+                fds[fd] += chunk[: max(0, output_limit - total)]
+                total += len(chunk)
+                if total > output_limit:
+                    output_exceeded = True
+                    break
+            if output_exceeded:
+                break
+    finally:
+        for fd in (out_fd, err_fd) + ((stdin_fd,) if stdin_open else ()):
+            os.close(fd)
+    return bytes(out), bytes(err), timed_out, output_exceeded
+
+
 def execute(
     argv: list[str],
     *,
@@ -126,120 +210,86 @@ def execute(
     ``preexec_fn``. A failure to confine or to start the program raises ``OSError``.
     """
     start = time.monotonic()
-    if launcher is not None:
-        err_r, err_w = os.pipe()
-        try:
+    in_r, in_w = os.pipe()
+    out_r, out_w = os.pipe()
+    err_r, err_w = os.pipe()
+    child_ends = (in_r, out_w, err_w)
+    launch_r = None
+    try:
+        if launcher is not None:
+            launch_r, launch_w = os.pipe()
+            try:
+                proc = subprocess.Popen(
+                    confinement.launcher_args(launcher, launch_w) + argv,
+                    cwd=cwd,
+                    env=env,
+                    stdin=in_r,
+                    stdout=out_w,
+                    stderr=err_w,
+                    start_new_session=True,
+                    close_fds=True,
+                    pass_fds=(launch_w,),
+                )
+            finally:
+                os.close(launch_w)
+        else:
             proc = subprocess.Popen(
-                confinement.launcher_args(launcher, err_w) + argv,
+                argv,
                 cwd=cwd,
                 env=env,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
+                stdin=in_r,
+                stdout=out_w,
+                stderr=err_w,
+                preexec_fn=confinement.preexec,
                 start_new_session=True,
                 close_fds=True,
-                pass_fds=(err_w,),
             )
-        except BaseException:
-            os.close(err_r)
-            raise
-        finally:
-            os.close(err_w)
-    else:
-        err_r = None
-        proc = subprocess.Popen(
-            argv,
-            cwd=cwd,
-            env=env,
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            preexec_fn=confinement.preexec,
-            start_new_session=True,
-            close_fds=True,
-        )
+    except BaseException:
+        for fd in (*child_ends, in_w, out_r, err_r) + ((launch_r,) if launch_r is not None else ()):
+            os.close(fd)
+        raise
+    for fd in child_ends:
+        os.close(fd)
     pid = proc.pid
-    deadline = start + wall_limit
-    out, err = bytearray(), bytearray()
-    total = 0
-    timed_out = output_exceeded = False
-    poller = select.poll()
-    fds = {proc.stdout.fileno(): out, proc.stderr.fileno(): err}
-    for fd in fds:
-        poller.register(fd, select.POLLIN)
-    stdin_fd = proc.stdin.fileno()
-    pending = memoryview(stdin)
-    if pending:
-        os.set_blocking(stdin_fd, False)
-        poller.register(stdin_fd, select.POLLOUT)
-    else:
-        proc.stdin.close()
     pidfd = os.pidfd_open(pid)
-    poller.register(pidfd, select.POLLIN)
-    exited = False
     try:
-        while fds or not exited:
-            now = time.monotonic()
-            if now >= deadline:
-                # Past the limit: a timeout, unless the program had already exited and only
-                # descendants that escaped the kill still hold its pipes.
-                timed_out = not exited
-                break
-            for fd, _ in poller.poll(max(1, int((deadline - now) * 1000))):
-                if fd == pidfd:
-                    poller.unregister(pidfd)
-                    exited = True
-                    # The main process is gone: nothing it left behind may keep running.
-                    _kill_all(pid, cgroup, confinement.run_as)
-                    deadline = min(deadline, time.monotonic() + 0.5)
-                    continue
-                if fd == stdin_fd:
-                    try:
-                        n = os.write(stdin_fd, pending[:65536])
-                        pending = pending[n:]
-                    except (BlockingIOError, InterruptedError):
-                        continue
-                    except OSError:
-                        pending = pending[:0]
-                    if not pending:
-                        poller.unregister(stdin_fd)
-                        proc.stdin.close()
-                    continue
-                chunk = os.read(fd, 65536)
-                if not chunk:
-                    poller.unregister(fd)
-                    del fds[fd]
-                    continue
-                fds[fd] += chunk[: max(0, output_limit - total)]
-                total += len(chunk)
-                if total > output_limit:
-                    output_exceeded = True
-                    break
-            if output_exceeded:
-                break
+        out, err, timed_out, output_exceeded = pump(
+            stdin_fd=in_w,
+            out_fd=out_r,
+            err_fd=err_r,
+            exit_fd=pidfd,
+            stdin=stdin,
+            deadline=start + wall_limit,
+            output_limit=output_limit,
+            on_exit=lambda: _kill_all(pid, cgroup, confinement.run_as),
+        )
     finally:
         _kill_all(pid, cgroup, confinement.run_as)
         os.close(pidfd)
         _, wstatus, usage = os.wait4(pid, 0)
         proc.returncode = os.waitstatus_to_exitcode(wstatus)
-        for f in (proc.stdin, proc.stdout, proc.stderr):
-            try:
-                f.close()
-            except OSError:
-                pass
         launch_error = b""
-        if err_r is not None:
-            os.set_blocking(err_r, False)
-            try:
-                launch_error = os.read(err_r, 4096)
-            except BlockingIOError:
-                pass
-            os.close(err_r)
+        if launch_r is not None:
+            launch_error = read_available(launch_r)
+            os.close(launch_r)
     if launch_error:
         raise OSError(
             f"sandbox launcher failed before the program started: {launch_error.decode(errors='replace')}"
         )
-    wall = time.monotonic() - start
+    return raw_result(wstatus, out, err, time.monotonic() - start, usage, timed_out, output_exceeded)
+
+
+def read_available(fd: int) -> bytes:
+    """What a pipe holds now (at most 4 KiB), without blocking."""
+    os.set_blocking(fd, False)
+    try:
+        return os.read(fd, 4096)
+    except BlockingIOError:
+        return b""
+
+
+def raw_result(wstatus, out, err, wall, usage, timed_out, output_exceeded) -> _Raw:
+    """A :class:`_Raw` from a wait status and the resource usage of the waited-for process."""
     exit_code = sig = None
     if os.WIFSIGNALED(wstatus):
         sig = os.WTERMSIG(wstatus)
@@ -248,8 +298,8 @@ def execute(
     return _Raw(
         exit_code=exit_code,
         signal=sig,
-        stdout=bytes(out),
-        stderr=bytes(err),
+        stdout=out,
+        stderr=err,
         wall_time=wall,
         cpu_time=usage.ru_utime + usage.ru_stime,
         maxrss=usage.ru_maxrss * 1024,

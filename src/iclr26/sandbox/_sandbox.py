@@ -28,9 +28,15 @@ from ._isolation import (
 )
 from ._languages import Language, expand, get_language
 from ._launcher import launcher_path
+from ._warm import WARM_LANGUAGES, WORKER_SOURCE, WarmWorker
 
 MiB = 1 << 20
 _COMPILE_OUTPUT_LIMIT = 1 * MiB
+#: Appended to ``Execution.isolation`` for a run in a warm worker.
+WARM_NOTE = (
+    "forked from a warm Python worker (its network and mount namespaces are shared with the "
+    "worker's earlier runs, all of whose processes were killed before this one started)"
+)
 
 
 class SandboxUnavailable(RuntimeError):
@@ -112,6 +118,27 @@ def _rmtree(path: str) -> None:
         shutil.rmtree(path, onerror=fix)
 
 
+def _rmtree_all(paths: list[str]) -> None:
+    for path in paths:
+        _rmtree(path)
+
+
+def _tmpfs_folder() -> str | None:
+    """``/dev/shm`` when it is a writable tmpfs, else None."""
+    try:
+        with open("/proc/self/mounts") as f:
+            mounted = any(line.split()[1:3] == ["/dev/shm", "tmpfs"] for line in f)
+    except OSError:
+        return None
+    return "/dev/shm" if mounted and os.access("/dev/shm", os.W_OK | os.X_OK) else None
+
+
+def _stop_workers(workers: set[WarmWorker]) -> None:
+    for worker in list(workers):
+        worker.close()
+    workers.clear()
+
+
 @dataclass
 class Program:
     """A program compiled once (or syntax-checked), ready to run on many inputs.
@@ -183,6 +210,13 @@ class Sandbox:
         Apply the confinement with a small C launcher (compiled once per process with the system's C
         compiler; much cheaper than forking the interpreter), falling back to ``preexec_fn`` when no C
         compiler is available. False: always ``preexec_fn``.
+    warm_workers : bool
+        Run Python programs in children forked from warm interpreters (one per concurrent run, started
+        on first use, confined once in their own network and mount namespaces, kept until
+        :meth:`close`) instead of starting ``python3`` for every run; each run keeps its own uid,
+        cgroup, limits, working directory and environment (see ``_warm.py`` and docs/sandbox.md).
+        Used only as root with namespace isolation (elsewhere a run's uid could not differ from the
+        worker's); otherwise every run starts its own interpreter as without it.
 
     Use as a context manager, or call :meth:`close`, to remove compiled programs.
     """
@@ -203,6 +237,7 @@ class Sandbox:
         network_isolation: str = "auto",
         native_launcher: bool = True,
         hidden_paths: Iterable[str] = (),
+        warm_workers: bool = False,
     ):
         self.time_limit = _positive("time_limit", time_limit)
         self.memory_limit = _positive("memory_limit", memory_limit, integer=True)
@@ -218,6 +253,8 @@ class Sandbox:
         self.compile_memory_limit = _positive("compile_memory_limit", compile_memory_limit, integer=True)
         if native_launcher not in (True, False):
             raise ValueError(f"native_launcher must be True or False, got {native_launcher!r}")
+        if warm_workers not in (True, False):
+            raise ValueError(f"warm_workers must be True or False, got {warm_workers!r}")
         self._launcher = launcher_path() if native_launcher else None
         if use_cgroup not in (None, True, False):
             raise ValueError(f"use_cgroup must be None, True or False, got {use_cgroup!r}")
@@ -248,11 +285,30 @@ class Sandbox:
         self._cap_last = cap_last()
         self._tmp = tempfile.mkdtemp(prefix="iclr26-sandbox-")
         os.chmod(self._tmp, 0o755)
-        self._finalizer = weakref.finalize(self, _rmtree, self._tmp)  # also without close()
+        # Runs' working folders: on a tmpfs when each run has a cgroup (what a run writes there is
+        # charged to its memory limit; creating and removing a folder costs ~0.01 ms there against
+        # 1-3 ms on this machine's ext4), else beside the builds.
+        tmpfs = _tmpfs_folder() if self._cgroup is not None else None
+        self._runs = tempfile.mkdtemp(prefix="iclr26-sandbox-runs-", dir=tmpfs) if tmpfs else self._tmp
+        os.chmod(self._runs, 0o755)
+        self._finalizer = weakref.finalize(self, _rmtree_all, [self._tmp, self._runs])  # also without close()
         self.hidden_paths = self._check_hidden(hidden_paths)
         self._programs: dict[tuple[str, str], Future] = {}
         self._lock = threading.Lock()
         self._closed = False
+        self.warm_workers = warm_workers and self._root and mode == "namespace"
+        self._warm_idle: list[WarmWorker] = []
+        self._warm_all: set[WarmWorker] = set()
+        self._warm_finalizer = weakref.finalize(self, _stop_workers, self._warm_all)
+        if self.warm_workers:
+            # Runs in warm workers get their folders here: the only folder the workers' shared mount
+            # namespace leaves writable (each run's folder is writable by that run's uid only).
+            self._warm_dir = os.path.join(self._runs, "warm")
+            os.mkdir(self._warm_dir, 0o755)
+            self._warm_script = os.path.join(self._tmp, "warm_worker.py")
+            with open(self._warm_script, "w") as f:
+                f.write(WORKER_SOURCE)
+            os.chmod(self._warm_script, 0o644)
 
     def _check_hidden(self, paths) -> list[str]:
         if isinstance(paths, str | bytes):
@@ -262,8 +318,9 @@ class Sandbox:
             if not isinstance(p, str) or not os.path.isabs(p) or not os.path.isdir(p):
                 raise ValueError(f"hidden_paths: each must be an existing absolute folder, got {p!r}")
             real = os.path.realpath(p)
-            if os.path.commonpath([real, os.path.realpath(self._tmp)]) == real:
-                raise ValueError(f"hidden_paths: {p!r} contains the sandbox's own folder {self._tmp!r}")
+            for own in dict.fromkeys([self._tmp, self._runs]):
+                if os.path.commonpath([real, os.path.realpath(own)]) == real:
+                    raise ValueError(f"hidden_paths: {p!r} contains the sandbox's own folder {own!r}")
             out.append(real)
         if out and self.network_mode == "none":
             raise SandboxUnavailable("hidden_paths needs namespaces or bubblewrap, and neither works here")
@@ -285,6 +342,38 @@ class Sandbox:
             f"{'own uid' if self._root else 'user'}"
         )
 
+    def _limits(
+        self,
+        cgroup: Cgroup | None,
+        *,
+        time_limit: float,
+        memory_limit: int,
+        language: Language,
+        compiling: bool,
+    ) -> tuple[int, list[tuple[int, int]], str]:
+        """The CPU limit (s), the rlimits and the memory mechanism of one execution."""
+        if cgroup is not None:
+            as_limit = data_limit = None
+            mechanism = cgroup.mechanism
+        elif language.memory == "rlimit-as" and not compiling:
+            as_limit, data_limit, mechanism = memory_limit, None, "rlimit-as"
+        else:
+            as_limit = None
+            data_limit = memory_limit + language.data_overhead_mb * MiB
+            mechanism = "runtime-flags+rlimit-data"
+        cpu_limit = math.ceil(2 * time_limit) + 1
+        rlimits = rlimit_list(
+            cpu_seconds=cpu_limit,
+            memory=as_limit,
+            data=data_limit,
+            # RLIMIT_NPROC counts every process of the user, zombies that init has not reaped
+            # yet included: a cgroup's pids.max counts this run only, so it replaces it.
+            nproc=None if cgroup is not None else self.processes_limit,
+            fsize=self.file_size_limit,
+            nofile=self.open_files_limit,
+        )
+        return cpu_limit, rlimits, mechanism
+
     def _confined(
         self,
         argv: list[str],
@@ -298,53 +387,57 @@ class Sandbox:
         language: Language,
         compiling: bool,
         uid: int | None,
+        warm: WarmWorker | None = None,
     ) -> Execution:
+        """Run ``argv`` (or, with ``warm``, the Python program ``argv[-1]`` in a child of that worker)
+        confined and limited, and classify the outcome."""
         cgroup = None
         if self._cgroup is not None:
             cgroup = Cgroup(self._cgroup, memory_limit, self.processes_limit)
         try:
-            if cgroup is not None:
-                as_limit = data_limit = None
-                mechanism = cgroup.mechanism
-            elif language.memory == "rlimit-as" and not compiling:
-                as_limit, data_limit, mechanism = memory_limit, None, "rlimit-as"
+            cpu_limit, rlimits, mechanism = self._limits(
+                cgroup,
+                time_limit=time_limit,
+                memory_limit=memory_limit,
+                language=language,
+                compiling=compiling,
+            )
+            if warm is not None:
+                raw = warm.run(
+                    path=argv[-1],
+                    workdir=workdir,
+                    uid=uid,
+                    rlimits=rlimits,
+                    env=env,
+                    stdin=stdin,
+                    wall_limit=time_limit,
+                    output_limit=output_limit,
+                    cgroup=cgroup,
+                )
             else:
-                as_limit = None
-                data_limit = memory_limit + language.data_overhead_mb * MiB
-                mechanism = "runtime-flags+rlimit-data"
-            cpu_limit = math.ceil(2 * time_limit) + 1
-            conf = Confinement(
-                "namespace" if self.network_mode == "namespace" else "none",
-                writable=[workdir],
-                rlimits=rlimit_list(
-                    cpu_seconds=cpu_limit,
-                    memory=as_limit,
-                    data=data_limit,
-                    # RLIMIT_NPROC counts every process of the user, zombies that init has not reaped
-                    # yet included: a cgroup's pids.max counts this run only, so it replaces it.
-                    nproc=None if cgroup is not None else self.processes_limit,
-                    fsize=self.file_size_limit,
-                    nofile=self.open_files_limit,
-                ),
-                cgroup_procs=cgroup.procs_files if cgroup else [],
-                run_as=uid,
-                hidden=self.hidden_paths,
-                chdir=workdir,
-                cap_last=self._cap_last,
-            )
-            if self.network_mode == "bubblewrap":
-                argv = bubblewrap_prefix([workdir], workdir, self.hidden_paths) + argv
-            raw = execute(
-                argv,
-                cwd=workdir,
-                env=env,
-                stdin=stdin,
-                wall_limit=time_limit,
-                output_limit=output_limit,
-                confinement=conf,
-                cgroup=cgroup,
-                launcher=self._launcher,
-            )
+                conf = Confinement(
+                    "namespace" if self.network_mode == "namespace" else "none",
+                    writable=[workdir],
+                    rlimits=rlimits,
+                    cgroup_procs=cgroup.procs_files if cgroup else [],
+                    run_as=uid,
+                    hidden=self.hidden_paths,
+                    chdir=workdir,
+                    cap_last=self._cap_last,
+                )
+                if self.network_mode == "bubblewrap":
+                    argv = bubblewrap_prefix([workdir], workdir, self.hidden_paths) + argv
+                raw = execute(
+                    argv,
+                    cwd=workdir,
+                    env=env,
+                    stdin=stdin,
+                    wall_limit=time_limit,
+                    output_limit=output_limit,
+                    confinement=conf,
+                    cgroup=cgroup,
+                    launcher=self._launcher,
+                )
             status, detail = classify(
                 raw, cpu_limit=cpu_limit, oom_killed=cgroup.oom_killed() if cgroup else False
             )
@@ -353,6 +446,9 @@ class Sandbox:
             if cgroup is not None:
                 cgroup.kill_all()
                 cgroup.remove()
+        isolation = self._isolation_text()
+        if warm is not None:
+            isolation += f"; {WARM_NOTE}"
         return Execution(
             status=status,
             exit_code=raw.exit_code,
@@ -362,7 +458,7 @@ class Sandbox:
             wall_time=raw.wall_time,
             cpu_time=raw.cpu_time,
             peak_memory=peak if peak is not None else raw.maxrss,
-            isolation=self._isolation_text(),
+            isolation=isolation,
             memory_mechanism=mechanism,
             network_isolated=self.network_mode != "none",
             detail=detail,
@@ -526,8 +622,10 @@ class Sandbox:
             raise FileNotFoundError(
                 f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})"
             )
-        workdir = tempfile.mkdtemp(prefix="run-", dir=self._tmp)
+        warm = self.warm_workers and lang.name in WARM_LANGUAGES
+        workdir = tempfile.mkdtemp(prefix="run-", dir=self._warm_dir if warm else self._runs)
         uid = self._new_uid()
+        worker = None
         try:
             for name, content in extra_files.items():
                 with open(os.path.join(workdir, name), "wb") as f:
@@ -536,6 +634,7 @@ class Sandbox:
             self._give(workdir, uid)
             mem_mb = max(1, memory_limit // MiB)
             values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
+            worker = self._take_worker(lang, values) if warm else None
             result = self._confined(
                 expand(lang.run, **values),
                 workdir=workdir,
@@ -547,11 +646,57 @@ class Sandbox:
                 language=lang,
                 compiling=False,
                 uid=uid,
+                warm=worker,
             )
+        except BaseException:
+            if worker is not None:  # its protocol state is unknown: never reuse it
+                self._drop_worker(worker)
+                worker = None
+            raise
         finally:
+            if worker is not None:
+                self._return_worker(worker)
             _rmtree(workdir)
         result.compile = program.compile
         return result
+
+    def _take_worker(self, lang: Language, values: dict) -> WarmWorker:
+        """An idle warm worker for ``lang``, or a new one (one per concurrent run)."""
+        with self._lock:
+            if self._closed:
+                raise ValueError("this Sandbox is closed")
+            if self._warm_idle:
+                return self._warm_idle.pop()
+        conf = Confinement(
+            "namespace",
+            writable=[self._warm_dir],
+            hidden=self.hidden_paths,
+            chdir=self._warm_dir,
+            cap_last=self._cap_last,
+        )
+        worker = WarmWorker(
+            expand(lang.run[:-1], **values),
+            self._warm_script,
+            conf,
+            self._launcher,
+            self._env(self._warm_dir, self._warm_dir, lang.env, values["mem_mb"]),
+            self._warm_dir,
+        )
+        with self._lock:
+            self._warm_all.add(worker)
+        return worker
+
+    def _return_worker(self, worker: WarmWorker) -> None:
+        with self._lock:
+            if not self._closed:
+                self._warm_idle.append(worker)
+                return
+        self._drop_worker(worker)
+
+    def _drop_worker(self, worker: WarmWorker) -> None:
+        with self._lock:
+            self._warm_all.discard(worker)
+        worker.close()
 
     def run_many(self, jobs: Iterable[Job | tuple], *, workers: int | None = None) -> list[Execution]:
         """Run many (program, input) pairs on a pool of ``workers`` threads; results in input order.
@@ -576,8 +721,11 @@ class Sandbox:
             return [f.result() for f in futures]
 
     def close(self) -> None:
-        """Remove every compiled program and working directory."""
-        self._closed = True
+        """Stop the warm workers; remove every compiled program and working directory."""
+        with self._lock:
+            self._closed = True
+            self._warm_idle.clear()
+        self._warm_finalizer()
         self._finalizer()
 
     def __enter__(self) -> Sandbox:

@@ -1,0 +1,397 @@
+"""Warm Python workers: one confined interpreter per concurrent run slot, forking a child for each run.
+
+Starting ``python3`` for every run costs 12-15 ms of CPU here, more than the isolation itself; a
+program that only reads a few lines runs in a fraction of that. A warm worker is the same interpreter,
+started once with the same flags and environment, confined once in its own network and mount
+namespaces (read-only file system; only the folder of warm runs is writable at the mount level). For
+each run it forks a child that does, before any of the program's code runs, what the launcher does
+before ``exec`` (the host puts it in the run's cgroup first): new session, parent-death signal, working
+directory, rlimits, umask, the run's own fresh uid and gid without supplementary groups,
+``PR_SET_NO_NEW_PRIVS``, a clean environment, every other descriptor closed. The child then runs the
+program as ``python3 -B main.py`` would (``__main__`` module, ``sys.argv``, ``sys.path[0]``,
+uncaught exceptions printed by ``sys.excepthook`` with exit code 1, ``SystemExit`` codes, ``atexit``,
+flushing at exit, the recursion depth a script reaches) with stdin/stdout/stderr on the run's own
+pipes, read by the host as for any run.
+
+Only used as root (each run still gets its own uid, so a run can neither signal nor trace the worker,
+which stays root inside its namespaces) and with namespace isolation; see ``Sandbox(warm_workers=...)``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import time
+from types import SimpleNamespace
+
+from ._exec import _Raw, pump, raw_result, read_available
+from ._isolation import Cgroup, Confinement, _write, kill_uid
+
+#: Languages that can run in a warm worker (the worker is a Python program).
+WARM_LANGUAGES = frozenset({"python"})
+#: Seconds a worker may take to start, and to answer a request or report a finished child.
+_HANDSHAKE_TIMEOUT = 30.0
+
+# Standard modules imported once by the worker (programs that import them find them loaded); random is
+# reseeded in every child by its own fork handler, as a fresh interpreter seeds it at start.
+PRELOADED = (
+    "array bisect collections copy decimal fractions functools heapq itertools math operator random re "
+    "statistics string typing"
+).split()
+
+WORKER_SOURCE = (
+    r'''"""iclr26.sandbox warm Python worker: forks one child per run (see iclr26/sandbox/_warm.py)."""
+import atexit, builtins, ctypes, gc, json, os, resource, signal, socket, sys
+import importlib.machinery
+'''
+    + "import "
+    + ", ".join(PRELOADED)
+    + r'''
+
+_libc = ctypes.CDLL(None, use_errno=True)
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+
+def _setup(req, fds):
+    """In the child: wait for the host's go, then confine this process as the launcher would."""
+    go, stdin, out, err, errpipe = fds
+    os.setsid()
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    if os.read(go, 1) != b"1":  # the host could not place this process in its cgroup
+        os._exit(126)
+    for target, fd in ((0, stdin), (1, out), (2, err)):
+        os.dup2(fd, target)
+    os.closerange(3, errpipe)
+    os.closerange(errpipe + 1, 1 << 20)
+    os.chdir(req["workdir"])
+    for res, limit in req["rlimits"]:
+        resource.setrlimit(res, (limit, limit + 1 if res == resource.RLIMIT_CPU else limit))
+    os.umask(0o022)
+    uid = req["uid"]
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS)")
+    os.environ.clear()
+    os.environ.update(req["env"])
+    sys.argv[:] = [req["path"]]
+    sys.path[0] = os.path.dirname(req["path"])
+    return errpipe
+
+
+def _program_frames(tb, path):
+    """The traceback from the program's first frame on (the worker's own frames left out)."""
+    while tb is not None and tb.tb_frame.f_code.co_filename != path:
+        tb = tb.tb_next
+    return tb
+
+
+def _exit_code(code):
+    """The exit status the interpreter gives ``raise SystemExit(code)`` (printing a non-int code)."""
+    if code is None:
+        return 0
+    if isinstance(code, int):
+        return code & 0xFF if -(1 << 63) <= code < (1 << 63) else 255
+    try:
+        sys.stderr.write(f"{code}\n")
+    except Exception:
+        pass
+    return 1
+
+
+def _finish(status, main):
+    """What the interpreter's shutdown does that a program can observe; the preloaded modules are not
+    torn down (that costs more than most programs' runs, and nothing of them is observable)."""
+    if "threading" in sys.modules:
+        sys.modules["threading"]._shutdown()  # wait for non-daemon threads
+    atexit._run_exitfuncs()
+    main.__dict__.clear()  # the program's objects are finalized (their __del__, files they held)
+    gc.collect()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            status = 120  # as Py_FinalizeEx when flushing the standard streams fails
+    os._exit(status)
+
+
+def _execute(code, namespace):
+    exec(code, namespace)
+
+
+def _depth_reached(n=1):
+    try:
+        return _depth_reached(n + 1)
+    except RecursionError:
+        return n
+
+
+def _probe_from_a_child_frame():
+    namespace = {"reach": _depth_reached}
+    _execute("depth = reach()", namespace)  # called from the top level: the nesting of _child's program
+    return namespace["depth"]
+
+
+def _shift_recursion_limit():
+    """The program's code runs a few frames deeper than a script's: raise the limit by that many, and
+    let the program see and set the limit a script would."""
+    shift = _DEPTH_SHIFT
+    if shift <= 0:
+        return
+    set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
+
+    def setrecursionlimit(limit):
+        set_limit(limit)  # the builtin's own checks and errors
+        set_limit(limit + shift)
+
+    def getrecursionlimit():
+        return get_limit() - shift
+
+    set_limit(get_limit() + shift)
+    sys.setrecursionlimit, sys.getrecursionlimit = setrecursionlimit, getrecursionlimit
+
+
+def _child(req, fds):
+    try:
+        errpipe = _setup(req, fds)
+    except BaseException as exc:
+        os.write(fds[4], f"{type(exc).__name__}: {exc}".encode())
+        os._exit(126)
+    os.close(errpipe)
+    path = req["path"]
+    main = type(sys)("__main__")
+    main.__file__, main.__cached__, main.__builtins__ = path, None, builtins
+    main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
+    sys.modules["__main__"] = main
+    _shift_recursion_limit()
+    try:
+        with open(path, "rb") as f:
+            code = compile(f.read(), path, "exec", dont_inherit=True)
+        _execute(code, main.__dict__)
+        status = 0
+    except SystemExit as exc:
+        status = _exit_code(exc.code)
+    except BaseException as exc:
+        exc = exc.with_traceback(_program_frames(exc.__traceback__, path))
+        sys.excepthook(type(exc), exc, exc.__traceback__)
+        status = 1
+    _finish(status, main)
+
+
+# How much deeper the program's code runs than a script's: _depth_reached from the top level, as a
+# script's code reaches, minus from the nesting _child gives the program.
+_DEPTH_SHIFT = _depth_reached() - _probe_from_a_child_frame()
+# Everything loaded so far is left out of the children's garbage collections: a collection that
+# visited it would write to (and so copy) most of the worker's memory pages in every child.
+gc.freeze()
+sock = socket.socket(fileno=int(sys.argv[1]))
+# The launcher's parent-death signal follows the host *thread* that started this worker, and pool
+# threads end; the worker instead ends when the host's end of the socket closes (recv gets nothing).
+_libc.prctl(PR_SET_PDEATHSIG, 0, 0, 0, 0)
+sock.send(b"ready")
+while True:
+    msg, fds, _, _ = socket.recv_fds(sock, 1 << 16, 8)
+    if not msg:
+        break
+    req = json.loads(msg)
+    pid = os.fork()
+    if pid == 0:
+        sock.close()
+        _child(req, fds)  # never returns: the child ends with os._exit
+    for fd in fds:
+        os.close(fd)
+    sock.send(json.dumps({"pid": pid}).encode())
+    _, status, usage = os.wait4(pid, 0)
+    sock.send(json.dumps([status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss]).encode())
+'''
+)
+
+
+class WorkerError(OSError):
+    """The warm worker failed (did not start, broke the protocol, or died)."""
+
+
+class WarmWorker:
+    """One warm interpreter, confined once; :meth:`run` runs one program in a forked child.
+
+    Parameters
+    ----------
+    argv : list of str
+        The interpreter's command line up to the worker script (``["python3", "-B"]``).
+    script : str
+        Path of the worker script (:data:`WORKER_SOURCE`), readable by the worker.
+    confinement : Confinement
+        The worker's own confinement (namespaces, writable folder; no uid change, no limits).
+    launcher : str or None
+        The native launcher, else ``preexec_fn``.
+    env : dict
+        The interpreter's environment at start (the same base as a run's).
+    cwd : str
+        Where the worker starts.
+    """
+
+    def __init__(self, argv, script, confinement: Confinement, launcher, env, cwd):
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        # The interpreter's stdio must be pipes, as a run's are: Python sets up sys.std* at start-up
+        # (buffering, seekability) from what fds 0-2 are, and every child inherits those objects.
+        std = [os.pipe() for _ in range(3)]
+        child_std = (std[0][0], std[1][1], std[2][1])
+        cmd = [*argv, script, str(theirs.fileno())]
+        launch_r = None
+        try:
+            if launcher is not None:
+                launch_r, launch_w = os.pipe()
+                try:
+                    self.proc = subprocess.Popen(
+                        confinement.launcher_args(launcher, launch_w) + cmd,
+                        cwd=cwd,
+                        env=env,
+                        stdin=child_std[0],
+                        stdout=child_std[1],
+                        stderr=child_std[2],
+                        start_new_session=True,
+                        pass_fds=(launch_w, theirs.fileno()),
+                    )
+                finally:
+                    os.close(launch_w)
+            else:
+                self.proc = subprocess.Popen(
+                    cmd,
+                    cwd=cwd,
+                    env=env,
+                    stdin=child_std[0],
+                    stdout=child_std[1],
+                    stderr=child_std[2],
+                    preexec_fn=confinement.preexec,
+                    start_new_session=True,
+                    pass_fds=(theirs.fileno(),),
+                )
+        except BaseException:
+            self.sock.close()
+            for fd in (*child_std, std[0][1], std[1][0], std[2][0]):
+                os.close(fd)
+            raise
+        finally:
+            theirs.close()
+        for fd in (*child_std, std[0][1], std[1][0]):  # the worker never reads stdin nor writes stdout
+            os.close(fd)
+        self._stderr = std[2][0]
+        self.sock.settimeout(_HANDSHAKE_TIMEOUT)
+        try:
+            ready = self.sock.recv(16)
+        except OSError:
+            ready = b""
+        if ready != b"ready":
+            why = read_available(launch_r) if launch_r is not None else b""
+            why = why.decode(errors="replace") or self._worker_stderr()
+            if launch_r is not None:
+                os.close(launch_r)
+            self.close()
+            raise WorkerError(f"warm worker did not start: {why}")
+        if launch_r is not None:
+            os.close(launch_r)
+
+    def _receive(self) -> dict | list:
+        try:
+            msg = self.sock.recv(1 << 16)
+        except OSError as exc:
+            raise WorkerError(f"warm worker did not answer: {exc}") from exc
+        if not msg:
+            raise WorkerError("warm worker died: " + self._worker_stderr())
+        return json.loads(msg)
+
+    def _worker_stderr(self) -> str:
+        if self._stderr is None:
+            return ""
+        return read_available(self._stderr).decode(errors="replace")
+
+    def run(
+        self,
+        *,
+        path: str,
+        workdir: str,
+        uid: int,
+        rlimits: list[tuple[int, int]],
+        env: dict[str, str],
+        stdin: bytes,
+        wall_limit: float,
+        output_limit: int,
+        cgroup: Cgroup | None,
+    ) -> _Raw:
+        """Run the Python program at ``path`` in a child, confined as a launched run; as ``execute``."""
+        start = time.monotonic()
+        pipes = [os.pipe() for _ in range(5)]  # go, stdin, stdout, stderr, setup errors
+        go_w, in_w, out_r, err_r, e_r = (pipes[0][1], pipes[1][1], pipes[2][0], pipes[3][0], pipes[4][0])
+        theirs = [pipes[0][0], pipes[1][0], pipes[2][1], pipes[3][1], pipes[4][1]]
+        request = {"path": path, "workdir": workdir, "uid": uid, "rlimits": rlimits, "env": env}
+        ours = [go_w, in_w, out_r, err_r, e_r]
+        try:
+            socket.send_fds(self.sock, [json.dumps(request).encode()], theirs)
+        except OSError as exc:
+            for fd in theirs + ours:
+                os.close(fd)
+            raise WorkerError(f"warm worker did not take the request: {exc}") from exc
+        for fd in theirs:
+            os.close(fd)
+
+        def kill_run() -> None:  # everything of the run: its cgroup, else its own uid
+            if cgroup is not None:
+                cgroup.kill_all()
+            else:
+                kill_uid(uid)
+
+        pid = None
+        pumped = False
+        try:
+            pid = self._receive()["pid"]
+            if cgroup is not None:
+                for procs in cgroup.procs_files:
+                    _write(procs, str(pid))
+            os.write(go_w, b"1")
+            os.close(go_w)
+            go_w = None
+            out, err, timed_out, output_exceeded = pump(
+                stdin_fd=in_w,
+                out_fd=out_r,
+                err_fd=err_r,
+                exit_fd=self.sock.fileno(),
+                stdin=stdin,
+                deadline=start + wall_limit,
+                output_limit=output_limit,
+                on_exit=kill_run,
+            )
+            pumped = True
+        finally:
+            if go_w is not None:  # the child never got its go: it exits (or is killed) before running
+                os.close(go_w)
+                if pid is not None:
+                    os.kill(pid, 9)
+            if not pumped:
+                for fd in (in_w, out_r, err_r):
+                    os.close(fd)
+            if pid is not None:
+                kill_run()
+            setup_error = read_available(e_r)
+            os.close(e_r)
+        status, cpu, maxrss_kib = self._receive()
+        if setup_error:
+            why = setup_error.decode(errors="replace")
+            raise WorkerError(f"warm worker's child failed before the program started: {why}")
+        usage = SimpleNamespace(ru_utime=cpu, ru_stime=0.0, ru_maxrss=maxrss_kib)
+        return raw_result(status, out, err, time.monotonic() - start, usage, timed_out, output_exceeded)
+
+    def close(self) -> None:
+        """Stop the worker (its children die with it: parent-death signal)."""
+        self.sock.close()
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, 9)
+            self.proc.wait()
+        if self._stderr is not None:
+            os.close(self._stderr)
+            self._stderr = None
