@@ -32,10 +32,13 @@ RESULTS_ENV = "ICLR26_MULTI_LCB_RESULTS"
 
 
 def _authors_results(root: Path, languages) -> dict[str, dict[str, dict[str, float]]]:
-    """``{model: {language: {task_id: pass}}}`` for the models with every language on the same tasks."""
+    """``{model: {language: {task_id: pass}}}`` for the models with every language on the same tasks.
+
+    Folders named ``_del_…`` are skipped: the site keeps withdrawn entries under that prefix (three of
+    them duplicate models listed under shorter names, which would count those models twice)."""
     base = root / "data" / "lcb" if (root / "data" / "lcb").is_dir() else root
     out = {}
-    for d in sorted(p for p in base.iterdir() if p.is_dir()):
+    for d in sorted(p for p in base.iterdir() if p.is_dir() and not p.name.startswith("_del_")):
         if not all((d / f"{lang}.jsonl").is_file() for lang in languages):
             continue
         per = {}
