@@ -128,7 +128,7 @@ class UnitIndex:
         kinds = {issubclass(k, str) for k in set(map(type, ngrams))}
         if kinds == {True} and not callable(self.unit):
             ids, lengths = self.unit_ids(ngrams)
-            return ids.reshape(len(ngrams), _one_length(lengths))
+            return ids.reshape(len(ngrams), _one_length(lengths.tolist()))
         rows = ngrams
         if True in kinds:
             rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else g for g in ngrams]
@@ -146,23 +146,24 @@ class UnitIndex:
     def _as_id_rows(self, ngrams) -> np.ndarray:
         if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind not in "iuUSO":
             raise ValueError(f"ngrams: an id array must hold integers, got dtype {ngrams.dtype}")
-        arr = ngrams if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu" else None
-        if arr is None:
-            arr = self._rows_of_units(list(ngrams))
-        if arr.ndim != 2:
-            raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
-        if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
-            raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
+        if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu":
+            arr = ngrams
+            if arr.ndim != 2:
+                raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
+            if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
+                raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
+        else:
+            arr = self._rows_of_units(list(ngrams))  # ids in [0, V] by construction
         if arr.shape[0] and not self.has_order(arr.shape[1]):
             raise ValueError(f"n must be an indexed order {self._orders_text()}, got {arr.shape[1]}")
         return arr.astype(np.int64, copy=False)
 
 
 def _one_length(lengths) -> int:
-    distinct = np.unique(np.fromiter(lengths, np.int64))
+    distinct = set(lengths)
     if len(distinct) != 1:
-        raise ValueError(f"ngrams must all have the same length, got lengths {distinct.tolist()}")
-    return int(distinct[0])
+        raise ValueError(f"ngrams must all have the same length, got lengths {sorted(distinct)}")
+    return int(distinct.pop())
 
 
 def _docs_as_ids(
