@@ -48,4 +48,3 @@ def tokenize(text: str, unit: str | Tokenizer, lowercase: bool = True) -> list[s
     if callable(unit):
         return [str(t) for t in unit(text)]
     return UNITS[unit](text, lowercase)
-
