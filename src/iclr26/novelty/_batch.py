@@ -1,4 +1,4 @@
-"""Many texts (or units) to vocabulary ids in a few ``numpy`` passes instead of Python work per unit.
+"""Many texts to vocabulary ids in a few ``numpy`` passes instead of Python work per unit.
 
 The texts are joined by ``"\\n"`` (whitespace, so no unit crosses two texts) and read as one array of
 code points. Each code point is a word character (``\\w``), whitespace (``\\s``) or punctuation (the
@@ -8,11 +8,11 @@ Word units are maximal runs of word characters, every punctuation mark is a unit
 character unit is any non-whitespace code point: exactly the units ``re.findall`` gives, as
 ``(start, end)`` offsets.
 
-A unit of at most 8 ASCII code points is looked up by an exact key (its code points packed 7 bits
-each, left-aligned, with its length in the top bits: distinct units get distinct keys) in a sorted
-table of the vocabulary's keys; any other unit (longer, or not ASCII, whose ``str.lower`` may depend
-on context or change the length) is sliced out and looked up in the vocabulary dict. Nothing is
-hashed approximately, so ids are exact.
+A unit of one ASCII code point, or of 2 to ``_SHORT`` ASCII word characters, is looked up by an exact
+key (:func:`packed_keys`: distinct units get distinct keys) in a sorted table of the vocabulary's
+keys; any other unit (longer, or not ASCII, whose ``str.lower`` may depend on context or change the
+length) is sliced out and looked up in the vocabulary dict. Nothing is hashed approximately, so ids
+are exact.
 """
 
 from __future__ import annotations
