@@ -6,12 +6,13 @@ of the build (measured in a child process), then ``--queries`` word n-grams (n d
 taken from the corpus, half random) counted by our batched ``count`` (from strings, and from
 pre-encoded ids) and by infini-gram's ``count`` called once per query (the boundary-delimited byte
 string ``" w1 ... wn "`` on an index of the corpus written as ``" u1 u2 ... "`` per document); the
-two sets of counts must be equal.
+two sets of counts must be equal. ``--repeat`` rounds time both sides back to back and report the
+median and range of the speed-ups (load average beside each round).
 
 infini-gram is optional (``pip install infini-gram==2.6.0``, in the benchmark's environment); without
 it only our numbers are printed. ``rusty-dawg`` is not run (not installed here).
 
-    PYTHONPATH=src python benchmarks/novelty_ngram.py --queries 1000000 --synthetic-mb 100
+    PYTHONPATH=src python benchmarks/novelty_ngram.py --queries 1000000 --synthetic-mb 100 --repeat 3
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing as mp
+import os
 import resource
 import subprocess
 import sys
@@ -165,10 +167,8 @@ def originality_batch(index: NgramIndex, engine, texts: list[str], n: int = 5) -
     every window of every text per query; the per-text originalities must be equal."""
     t0 = time.perf_counter()
     ours_o = originality(texts, index, n=n)
-    row = {
-        "windows": int(sum(max(len(tokenize(t, "word")) - n + 1, 0) for t in texts)),
-        "ours_s": time.perf_counter() - t0,
-    }
+    row = {"ours_s": time.perf_counter() - t0}
+    row["windows"] = int(sum(max(len(tokenize(t, "word")) - n + 1, 0) for t in texts))
     if engine is not None:
         grams = [
             tuple(u[i : i + n]) for u in (tokenize(t, "word") for t in texts) for i in range(len(u) - n + 1)
@@ -180,53 +180,68 @@ def originality_batch(index: NgramIndex, engine, texts: list[str], n: int = 5) -
     return row
 
 
-def bench(name: str, docs: list[str], m: int) -> dict:
+def bench(name: str, docs: list[str], m: int, repeat: int) -> dict:
+    """Build once; then ``repeat`` rounds, each timing our side and infini-gram back to back (so both
+    see the same machine load). Speed-ups are given per round and as their median and range."""
     with tempfile.TemporaryDirectory() as tmp:
         tmp = Path(tmp)
         built = build_measured(docs, tmp / "ix.npz")
         index = NgramIndex.load(tmp / "ix.npz")
         units = [tokenize(d, "word") for d in docs]
         qs = queries(units, index.vocab, m)
-        counts, q_s, ids_s = ours(index, qs)
+        texts = generations(units, index.vocab, m, 5)
         row = {
             "corpus": name,
             "tokens": index.n_tokens,
             "queries": m,
             "ours_build_s": built["seconds"],
             "ours_build_peak_mib": built["peak_mib"],
-            "ours_query_s": q_s,
-            "ours_query_ids_s": ids_s,
         }
-        engine, ig_build = infini_gram_engine(units, tmp)
-        if engine is not None:
-            peer_counts, peer_s = infini_counts(engine, qs)
-            row.update(
-                {
-                    "ig_build_s": ig_build,
-                    "ig_query_s": peer_s,
-                    "counts_equal": bool(np.array_equal(peer_counts, counts)),
-                    "speedup": peer_s / q_s,
-                    "speedup_ids": peer_s / ids_s,
-                }
-            )
-        batch = originality_batch(index, engine, generations(units, index.vocab, m, 5))
-        row.update({f"originality_{k}": v for k, v in batch.items()})
+        engine, row["ig_build_s"] = infini_gram_engine(units, tmp)
+        rounds = []
+        for _ in range(repeat):
+            counts, q_s, ids_s = ours(index, qs)
+            r = {"load": os.getloadavg()[0], "ours_query_s": q_s, "ours_query_ids_s": ids_s}
+            if engine is not None:
+                peer_counts, peer_s = infini_counts(engine, qs)
+                r.update({"ig_query_s": peer_s, "counts_equal": bool(np.array_equal(peer_counts, counts))})
+                r.update({"speedup": peer_s / q_s, "speedup_ids": peer_s / ids_s})
+            batch = originality_batch(index, engine, texts)
+            r.update({f"originality_{k}": v for k, v in batch.items()})
+            rounds.append(r)
+            print(json.dumps(_rounded({"corpus": name, **r})), flush=True)
+        row["rounds"] = rounds
+        for key in ("speedup", "speedup_ids", "originality_speedup", "ours_query_s", "originality_ours_s"):
+            values = [r[key] for r in rounds if key in r]
+            if values:
+                row[key] = {"median": float(np.median(values)), "min": min(values), "max": max(values)}
     return row
+
+
+def _rounded(obj):
+    if isinstance(obj, float):
+        return round(obj, 3)
+    if isinstance(obj, dict):
+        return {k: _rounded(v) for k, v in obj.items()}
+    if isinstance(obj, list):
+        return [_rounded(v) for v in obj]
+    return obj
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--queries", type=int, default=100_000)
-    ap.add_argument("--synthetic-mb", type=float, default=10.0)
+    ap.add_argument("--synthetic-mb", type=float, default=10.0, help="0: skip the synthetic corpus")
+    ap.add_argument("--repeat", type=int, default=1, help="timing rounds per corpus (median and range)")
     args = ap.parse_args()
     from iclr26.novelty._shakespeare import load_corpus
 
-    rows = [bench("shakespeare", list(load_corpus().train.values()), args.queries)]
-    rows.append(
-        bench(f"synthetic {args.synthetic_mb:g} MB", synthetic_corpus(args.synthetic_mb), args.queries)
-    )
+    rows = [bench("shakespeare", list(load_corpus().train.values()), args.queries, args.repeat)]
+    if args.synthetic_mb > 0:
+        docs = synthetic_corpus(args.synthetic_mb)
+        rows.append(bench(f"synthetic {args.synthetic_mb:g} MB", docs, args.queries, args.repeat))
     for r in rows:
-        print(json.dumps({k: round(v, 3) if isinstance(v, float) else v for k, v in r.items()}))
+        print(json.dumps(_rounded({k: v for k, v in r.items() if k != "rounds"})))
 
 
 if __name__ == "__main__":

@@ -66,16 +66,27 @@ class SortedKeyStore:
 
         The queries are sorted first: ``np.searchsorted`` starts each search where the previous one
         ended when its needles ascend, which keeps the table walk cache-friendly (2.4x faster on 10^6
-        queries against a 20 MB corpus).
+        queries against a 20 MB corpus). Byte keys are sorted by their first 8 bytes only (as a
+        ``uint64``): nearly in order, at a fraction of the cost of sorting byte strings.
         """
         if len(self.keys) == 0 or len(keys) == 0:
             return np.zeros(len(keys), dtype=np.int64)
-        order = np.argsort(keys)
+        order = np.argsort(_leading_word(keys) if keys.dtype.kind == "S" else keys)
         needles = keys[order]
         pos = np.minimum(np.searchsorted(self.keys, needles), len(self.keys) - 1)
         out = np.empty(len(keys), dtype=np.int64)
         out[order] = np.where(self.keys[pos] == needles, self.counts[pos], 0)
         return out
+
+
+def _leading_word(keys: np.ndarray) -> np.ndarray:
+    """The first 8 bytes of each byte key as a big-endian ``uint64`` (the whole key, zero-padded, when
+    shorter), shape ``(m,)``."""
+    width = keys.dtype.itemsize
+    raw = np.ascontiguousarray(keys).view(np.uint8).reshape(len(keys), width)[:, :8]
+    if width < 8:
+        raw = np.pad(raw, ((0, 0), (0, 8 - width)))
+    return np.ascontiguousarray(raw).view(">u8").reshape(len(keys))
 
 
 def save_arrays(path: Path, meta: dict, arrays: dict[str, np.ndarray]) -> None:

@@ -8,7 +8,6 @@ corpus; quality ``Q`` in [0, 1]; novelty ``N = 2 O Q / (O + Q)``.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from itertools import chain
 
 import numpy as np
 from scipy import stats
@@ -16,7 +15,6 @@ from scipy import stats
 from ..validation import check_array, check_int
 from ._index import windows
 from ._ngram import UnitIndex
-from ._tokenize import continuation_units
 
 
 def _check_texts(texts, name: str) -> list[str]:
@@ -41,12 +39,12 @@ def _check_prompts(prompts, texts: list[str], name: str) -> list[str]:
 
 
 def _unit_ids(texts: list[str], prompts: list[str], index: UnitIndex) -> tuple[np.ndarray, np.ndarray]:
-    """Vocabulary ids of all texts' scored units, concatenated ``(U,)``, and units per text ``(m,)``."""
-    units = [
-        continuation_units(t, p, index.unit, index.lowercase) for t, p in zip(texts, prompts, strict=True)
-    ]
-    lengths = np.fromiter(map(len, units), np.int64, len(units))
-    return index.ids(list(chain.from_iterable(units))), lengths
+    """Vocabulary ids of all texts' scored units, concatenated ``(U,)``, and units per text ``(m,)``.
+
+    A unit is scored when it starts at or after its prompt's end (a unit straddling the boundary is
+    the prompt's).
+    """
+    return index.unit_ids(texts, skip=list(map(len, prompts)))
 
 
 def _per_text_windows(ids: np.ndarray, lengths: np.ndarray, n: int) -> tuple[np.ndarray, np.ndarray]:

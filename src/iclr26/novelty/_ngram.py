@@ -11,6 +11,7 @@ from pathlib import Path
 import numpy as np
 
 from ..validation import check_int
+from ._batch import VocabLookup
 from ._index import SortedKeyStore, id_bits, load_arrays, pack, save_arrays, windows
 from ._tokenize import UNITS, Tokenizer, tokenize
 
@@ -51,6 +52,30 @@ class UnitIndex:
         self.lowercase = lowercase
         self.n_tokens = n_tokens
         self.n_docs = n_docs
+        self._lookup: VocabLookup | None = None
+
+    @property
+    def lookup(self) -> VocabLookup:
+        """The vocabulary's batch lookup (built on first use)."""
+        if self._lookup is None:
+            self._lookup = VocabLookup(self.vocab, self._ids)
+        return self._lookup
+
+    def unit_ids(
+        self, texts: Sequence[str], skip: Sequence[int] | None = None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Ids of the units of all ``texts`` concatenated ``(U,)`` and the units per text ``(m,)``.
+
+        ``skip[i]``: only units of text ``i`` that start at or after offset ``skip[i]`` are kept (a
+        prompt's length). Built-in units are split and looked up for all texts at once
+        (:class:`VocabLookup`); a callable tokenizer is applied to each text (after ``skip``).
+        """
+        if not callable(self.unit):
+            return self.lookup.text_unit_ids(texts, self.unit, self.lowercase, skip)
+        skip = [0] * len(texts) if skip is None else skip
+        units = [tokenize(t[k:], self.unit) for t, k in zip(texts, skip, strict=True)]
+        lengths = np.fromiter(map(len, units), np.int64, len(units))
+        return self.ids(list(chain.from_iterable(units))), lengths
 
     def has_order(self, n: int) -> bool:
         """Whether order-``n`` n-grams can be counted."""
@@ -82,7 +107,10 @@ class UnitIndex:
         ``ngrams``: a 2-D int array ``(m, n)`` of vocabulary ids, or a sequence of n-grams each a
         sequence of units or a string (split into units); all of one order ``n`` the index holds.
         """
-        grams = self._as_id_rows(ngrams)
+        return self._count_rows(self._as_id_rows(ngrams))
+
+    def _count_rows(self, grams: np.ndarray) -> np.ndarray:
+        """Occurrences of each row of ids (``0``: a unit the corpus lacks), shape ``(m,)``."""
         out = np.zeros(len(grams), dtype=np.int64)
         known = (grams > 0).all(axis=1)
         if known.any():
@@ -93,34 +121,49 @@ class UnitIndex:
         """Whether each n-gram occurs in the corpus, shape ``(m,)`` bool."""
         return self.count(ngrams) > 0
 
+    def _rows_of_units(self, ngrams: list) -> np.ndarray:
+        """``(m, n)`` ids of n-grams each given as a string (split into units) or a sequence of units."""
+        if not ngrams:
+            return np.zeros((0, 1), dtype=np.int64)
+        kinds = {issubclass(k, str) for k in set(map(type, ngrams))}
+        if kinds == {True} and not callable(self.unit):
+            ids, lengths = self.unit_ids(ngrams)
+            return ids.reshape(len(ngrams), _one_length(lengths.tolist()))
+        rows = ngrams
+        if True in kinds:
+            rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else g for g in ngrams]
+        n = _one_length(map(len, rows))
+        get = self._ids.get
+        ids = np.fromiter(map(get, chain.from_iterable(rows), repeat(0)), np.int64, len(rows) * n)
+        # a unit the corpus lacks gets id 0; one that is not even a string is a caller's mistake
+        unknown = (rows[at // n][at % n] for at in np.flatnonzero(ids == 0).tolist())
+        stray = next((u for u in unknown if not isinstance(u, str)), None)
+        if stray is not None:
+            kind = type(stray).__name__
+            raise ValueError(f"ngrams: units must be strings (or pass a 2-D integer id array), got {kind}")
+        return ids.reshape(len(rows), n)
+
     def _as_id_rows(self, ngrams) -> np.ndarray:
         if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind not in "iuUSO":
             raise ValueError(f"ngrams: an id array must hold integers, got dtype {ngrams.dtype}")
-        arr = ngrams if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu" else None
-        if arr is None:
-            rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else g for g in ngrams]
-            if not rows:
-                return np.zeros((0, 1), dtype=np.int64)
-            lengths = set(map(len, rows))
-            if len(lengths) != 1:
-                raise ValueError(f"ngrams must all have the same length, got lengths {sorted(lengths)}")
-            flat = list(chain.from_iterable(rows))
-            ids = self.ids(flat)
-            # a unit the corpus lacks gets id 0; one that is not even a string is a caller's mistake
-            stray = next((flat[i] for i in np.flatnonzero(ids == 0) if not isinstance(flat[i], str)), None)
-            if stray is not None:
-                kind = type(stray).__name__
-                raise ValueError(
-                    f"ngrams: units must be strings (or pass a 2-D integer id array), got {kind}"
-                )
-            arr = ids.reshape(len(rows), lengths.pop())
-        if arr.ndim != 2:
-            raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
-        if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
-            raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
+        if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu":
+            arr = ngrams
+            if arr.ndim != 2:
+                raise ValueError(f"ngrams must be 2-D (m, n) ids, got shape {arr.shape}")
+            if arr.shape[0] and ((arr < 0) | (arr > len(self.vocab))).any():
+                raise ValueError(f"ngrams: ids must lie in [0, {len(self.vocab)}]")
+        else:
+            arr = self._rows_of_units(list(ngrams))  # ids in [0, V] by construction
         if arr.shape[0] and not self.has_order(arr.shape[1]):
             raise ValueError(f"n must be an indexed order {self._orders_text()}, got {arr.shape[1]}")
         return arr.astype(np.int64, copy=False)
+
+
+def _one_length(lengths) -> int:
+    distinct = set(lengths)
+    if len(distinct) != 1:
+        raise ValueError(f"ngrams must all have the same length, got lengths {sorted(distinct)}")
+    return int(distinct.pop())
 
 
 def _docs_as_ids(
@@ -199,6 +242,13 @@ class NgramIndex(UnitIndex):
 
     def _count_ids(self, grams: np.ndarray) -> np.ndarray:
         return self._stores[grams.shape[1]].count(pack(grams, self._bits))
+
+    def _count_rows(self, grams: np.ndarray) -> np.ndarray:
+        # packing is one-to-one on ids 0..V and every stored key holds ids >= 1, so a row holding an
+        # unknown unit (id 0) finds no key: no need to set those rows aside first
+        if len(grams) == 0:
+            return np.zeros(0, dtype=np.int64)
+        return self._count_ids(grams)
 
     def _orders_text(self) -> str:
         return str(self.orders)

@@ -6,8 +6,8 @@ infini-gram agreement test relies on).
 
 Both built-in units are *local*: the units of ``text[:k]`` are, one for one, the units of ``text``
 that start before offset ``k`` (a word cut by the offset is still one ``\\w+`` run; punctuation and
-characters are one code point). So the number of prompt units is counted on the prompt alone, and no
-offsets are kept (``re.findall`` runs in C).
+characters are one code point). So a prompt's units are the units that start before its end. For many
+texts at once, :mod:`._batch` finds the same units as offsets in ``numpy`` passes.
 """
 
 from __future__ import annotations
@@ -48,17 +48,3 @@ def tokenize(text: str, unit: str | Tokenizer, lowercase: bool = True) -> list[s
     if callable(unit):
         return [str(t) for t in unit(text)]
     return UNITS[unit](text, lowercase)
-
-
-def continuation_units(text: str, prompt: str, unit: str | Tokenizer, lowercase: bool = True) -> list[str]:
-    """Units of ``text`` (which starts with ``prompt``) that start at or after the prompt's end.
-
-    A unit that straddles the boundary counts as the prompt's, so no n-gram crossing the boundary is
-    kept. A callable tokenizer has no such guarantee: it is applied to the continuation alone.
-    """
-    if callable(unit):
-        return tokenize(text[len(prompt) :], unit)
-    units = UNITS[unit](text, lowercase)
-    if not prompt:
-        return units
-    return units[len(UNITS[unit](prompt, False)) :]
