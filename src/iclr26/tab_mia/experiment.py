@@ -22,7 +22,7 @@ import pandas as pd
 from ..claims import Claim, Result
 from ..runtime import RunContext
 from ..uncertainty import Estimate, bootstrap
-from . import ATTACKS, ENCODINGS, MEMBER_SIGN, finetune_lora, make_benchmark, mia_metrics, mia_scores
+from . import ATTACKS, ENCODINGS, MEMBER_SIGN, lora_finetuned, make_benchmark, mia_metrics, mia_scores
 from .data import adult_table
 
 MODEL_OPTIONS = ("model", "batch_size")
@@ -66,10 +66,10 @@ def _run_encoding(ctx, model, table, encoding, n_chunks, epochs_list, batch_size
     out = {"labels": labels, "scores": {0: mia_scores(model, texts, batch_size=batch_size)}}
     members = [t for t, y in zip(texts, labels) if y == 1]
     for epochs in epochs_list:
-        tuned = finetune_lora(model, members, epochs=epochs, seed=ctx.seed)
-        out["scores"][epochs] = mia_scores(tuned, texts, batch_size=batch_size)
-        out[f"loss_{epochs}"] = tuned.train_losses
-        del tuned
+        # adapters trained on the base model itself, removed on exit: no copy of the base weights
+        with lora_finetuned(model, members, epochs=epochs, seed=ctx.seed) as tuned:
+            out["scores"][epochs] = mia_scores(tuned, texts, batch_size=batch_size)
+            out[f"loss_{epochs}"] = tuned.train_losses
     return out
 
 
