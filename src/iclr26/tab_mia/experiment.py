@@ -5,8 +5,8 @@ first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-1
 fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
 :func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
 
-``small``: encodings ``line-sep`` and ``json``, 12 + 12 chunks, 3 epochs (the most that fits 6 CPU-minutes;
-the issue asks 32 + 32, which takes about 13 CPU-minutes, see docs/tab-mia.md).
+``small``: encodings ``line-sep`` and ``json``, 12 + 12 chunks, 3 epochs (estimated to fit 6 CPU-minutes from
+single parts, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
 ``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
 
 Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
