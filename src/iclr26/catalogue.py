@@ -187,8 +187,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "Membership inference attacks on LLMs fine-tuned on serialized tabular data.",
         budget_s=360.0,
-        budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU (2 encodings x 12 steps) and 12 attacks "
-        "scored with the base and the tuned model on 16 chunks per encoding",
+        budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU (2 encodings x 18 steps) and 12 attacks "
+        "scored with the base and the tuned model on 24 chunks per encoding (estimate, not yet measured)",
     ),
     _E(
         "mmevoke",

@@ -9,6 +9,7 @@ from iclr26.tab_mia import (
     ATTACKS,
     AUTHORS_NAMES,
     MEMBER_SIGN,
+    make_benchmark,
     make_benchmark_from_tables,
     mia_metrics,
     mia_scores,
@@ -45,6 +46,42 @@ def test_scores_batch_independent(tiny, texts):
     a = mia_scores(tiny, texts[:12], batch_size=1)
     b = mia_scores(tiny, texts[:12], batch_size=7)
     np.testing.assert_allclose(a.to_numpy(), b.to_numpy(), rtol=1e-5, equal_nan=True)
+
+
+@pytest.fixture(scope="module")
+def shared_prefix_texts():
+    """Line-sep chunks (all start with the same CSV header), a duplicate, and a text that is a prefix of
+    another: the cases where :func:`token_stats` runs a common prefix once."""
+    from iclr26.tab_mia.data import adult_table
+
+    chunks = make_benchmark(adult_table().iloc[:20], 2, "line-sep").input.tolist()
+    return chunks + [chunks[0], chunks[1][:60], "age,workclass"]
+
+
+def test_shared_prefix_scores_match_authors(authors, tiny, shared_prefix_texts):
+    from iclr26.tab_mia._attacks import _shared_prefix
+
+    ids = sorted(tiny.tokenizer.encode(t) for t in shared_prefix_texts)
+    assert min(_shared_prefix(ids[i : i + 4]) for i in range(1, len(ids) - 3)) > 20  # the header, once
+    assert _shared_prefix([ids[0]]) == 0
+    assert _shared_prefix([[5, 6, 7], [5, 6, 7]]) == 2  # each row keeps one token for its suffix
+    theirs = [
+        authors.mia.inference(tiny.model, tiny.tokenizer, t, 1, "x", {}, {}) for t in shared_prefix_texts
+    ]
+    for bs in (3, 8):
+        ours = mia_scores(tiny, shared_prefix_texts, batch_size=bs)
+        for col in ATTACKS:
+            assert _rel(ours[col], [p[AUTHORS_NAMES[col]] for p in theirs]) < 1e-5, (bs, col)
+
+
+def test_chunked_statistics_equal(tiny, shared_prefix_texts):
+    from iclr26.tab_mia._attacks import token_stats
+
+    a = token_stats(tiny.model, tiny.tokenizer, shared_prefix_texts[:6], 3, chunk=5)
+    b = token_stats(tiny.model, tiny.tokenizer, shared_prefix_texts[:6], 3, chunk=1000)
+    for x, y in zip(a, b):
+        np.testing.assert_allclose(x["logprob"], y["logprob"], rtol=1e-6)
+        np.testing.assert_allclose(x["kpp"], y["kpp"], rtol=1e-5, atol=1e-5)  # z-scores near 0: float32
 
 
 def test_scores_definitions(tiny):

@@ -1,8 +1,9 @@
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
-from iclr26.tab_mia import finetune_lora, mia_scores
+from iclr26.tab_mia import finetune_lora, lora_finetuned, mia_scores
 from iclr26.tab_mia._lora import _lora_layer_class, lr_at
 
 TEXTS = [f"age: {20 + i} | job: clerk | income: <=50K" for i in range(6)]
@@ -29,6 +30,32 @@ def test_training_lowers_member_loss_and_unties_lm_head(tiny):
     assert np.all(after < before)
     assert tuned.model.lm_head.weight.data_ptr() != tuned.model.model.embed_tokens.weight.data_ptr()
     assert torch.equal(tuned.model.model.embed_tokens.weight, tiny.model.model.embed_tokens.weight)
+
+
+def test_in_place_adapters_equal_merged_copy_and_are_removed(tiny):
+    before = mia_scores(tiny, TEXTS)
+    params = [p.detach().clone() for p in tiny.model.parameters()]
+    flags = [p.requires_grad for p in tiny.model.parameters()]
+    merged = finetune_lora(tiny, TEXTS, epochs=2, lr=3e-3, warmup=2, seed=1)
+    with lora_finetuned(tiny, TEXTS, epochs=2, lr=3e-3, warmup=2, seed=1) as tuned:
+        assert tuned.model is tiny.model  # no copy of the base weights
+        assert tuned.train_losses == pytest.approx(merged.train_losses, rel=1e-6)
+        inside = mia_scores(tuned, TEXTS)
+    np.testing.assert_allclose(inside.to_numpy(), mia_scores(merged, TEXTS).to_numpy(), rtol=1e-4)
+    assert not np.allclose(inside["ppl"], before["ppl"])
+    assert all(torch.equal(p, q) for p, q in zip(tiny.model.parameters(), params))
+    assert len(list(tiny.model.parameters())) == len(params)
+    assert not tiny.model.training and [p.requires_grad for p in tiny.model.parameters()] == flags
+    pd.testing.assert_frame_equal(mia_scores(tiny, TEXTS), before)
+
+
+def test_in_place_adapters_removed_after_an_error(tiny):
+    n_modules = len(list(tiny.model.modules()))
+    with pytest.raises(RuntimeError, match="boom"), lora_finetuned(tiny, TEXTS, epochs=1, warmup=0):
+        raise RuntimeError("boom")
+    assert len(list(tiny.model.modules())) == n_modules
+    with pytest.raises(ValueError, match="epochs"), lora_finetuned(tiny, TEXTS, epochs=0):
+        pass
 
 
 def test_merge_equals_adapter():

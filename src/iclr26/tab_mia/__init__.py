@@ -6,7 +6,8 @@ Public API:
   ``key-is-value``, ``line-sep``), byte-identical to the authors' encoders;
 - :func:`make_benchmark` (long-context: row chunks of one table) and :func:`make_benchmark_from_tables`
   (short-context: whole small tables); :func:`load_tab_mia` reads the released jsonl files;
-- :func:`finetune_lora`: LoRA fine-tuning with the authors' hyper-parameters, merged;
+- :func:`finetune_lora`: LoRA fine-tuning with the authors' hyper-parameters, merged into a copy;
+  :func:`lora_finetuned`: the same as a context manager that adapts the model in place (no copy);
 - :func:`mia_scores` (ppl, lowercase, zlib, Min-K%, Max-K%, Min-K%++ at 10/20/30 %) and
   :func:`mia_metrics` (AUROC, FPR@95 %TPR, TPR@5 %FPR, balanced accuracy).
 
@@ -19,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 from collections.abc import Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -37,7 +39,7 @@ from ._attacks import (
 )
 from ._benchmark import long_context, short_context
 from ._encoders import ENCODINGS, csv_rows, encode_csv_text
-from ._lora import AUTHORS_TARGETS, train_lora
+from ._lora import AUTHORS_TARGETS, adapted, train_lora
 
 __all__ = [
     "ATTACKS",
@@ -48,6 +50,7 @@ __all__ = [
     "encode_table",
     "finetune_lora",
     "load_tab_mia",
+    "lora_finetuned",
     "make_benchmark",
     "make_benchmark_from_tables",
     "mia_metrics",
@@ -174,6 +177,41 @@ def _check_texts(texts: Any, name: str = "texts") -> list[str]:
     return texts
 
 
+def _lora_settings(
+    texts, epochs, lr, r, alpha, dropout, batch_size, warmup, schedule, targets, seed, max_length, on_step
+) -> tuple[list[str], dict[str, Any]]:
+    """Validated ``texts`` and the keyword arguments of the trainers in ``_lora``."""
+    texts = _check_texts(texts)
+    check_in(schedule, ("cosine", "linear", "constant"), "schedule")
+    for name, value in (("lr", lr), ("alpha", alpha)):
+        if (
+            not isinstance(value, int | float)
+            or isinstance(value, bool)
+            or not np.isfinite(value)
+            or value <= 0
+        ):
+            raise ValueError(f"{name} must be a positive number, got {value!r}")
+    if not isinstance(dropout, int | float) or not 0.0 <= dropout < 1.0:
+        raise ValueError(f"dropout must lie in [0, 1), got {dropout!r}")
+    if isinstance(targets, str) or not targets:
+        raise ValueError("targets must be a non-empty sequence of layer names")
+    settings = {
+        "epochs": check_int(epochs, "epochs", minimum=1),
+        "lr": float(lr),
+        "r": check_int(r, "r", minimum=1),
+        "alpha": float(alpha),
+        "dropout": float(dropout),
+        "batch_size": check_int(batch_size, "batch_size", minimum=1),
+        "warmup": check_int(warmup, "warmup", minimum=0),
+        "schedule": schedule,
+        "targets": tuple(targets),
+        "seed": check_int(seed, "seed"),
+        "max_length": check_int(max_length, "max_length", minimum=2),
+        "on_step": on_step,
+    }
+    return texts, settings
+
+
 def finetune_lora(
     model: Any,
     texts: Sequence[str],
@@ -207,34 +245,14 @@ def finetune_lora(
     Returns
     -------
     The merged model, of the input's kind (``HFModel`` or pair), with ``.train_losses`` (per step) set
-    on the ``HFModel`` (or the transformers model of a pair).
+    on the ``HFModel`` (or the transformers model of a pair). It is a new model: the base weights are
+    copied (see :func:`lora_finetuned` to adapt the model in place, without the copy).
     """
-    texts = _check_texts(texts)
-    epochs = check_int(epochs, "epochs", minimum=1)
-    batch_size = check_int(batch_size, "batch_size", minimum=1)
-    warmup = check_int(warmup, "warmup", minimum=0)
-    r = check_int(r, "r", minimum=1)
-    seed = check_int(seed, "seed")
-    max_length = check_int(max_length, "max_length", minimum=2)
-    check_in(schedule, ("cosine", "linear", "constant"), "schedule")
-    for name, value in (("lr", lr), ("alpha", alpha)):
-        if (
-            not isinstance(value, int | float)
-            or isinstance(value, bool)
-            or not np.isfinite(value)
-            or value <= 0
-        ):
-            raise ValueError(f"{name} must be a positive number, got {value!r}")
-    if not isinstance(dropout, int | float) or not 0.0 <= dropout < 1.0:
-        raise ValueError(f"dropout must lie in [0, 1), got {dropout!r}")
-    if isinstance(targets, str) or not targets:
-        raise ValueError("targets must be a non-empty sequence of layer names")
+    texts, settings = _lora_settings(
+        texts, epochs, lr, r, alpha, dropout, batch_size, warmup, schedule, targets, seed, max_length, on_step
+    )
     net, tokenizer = _unwrap(model)
-    merged, losses = train_lora(
-        net, tokenizer, texts, epochs=epochs, lr=float(lr), r=r, alpha=float(alpha), dropout=float(dropout),
-        batch_size=batch_size, warmup=warmup, schedule=schedule, targets=tuple(targets), seed=seed,
-        max_length=max_length, on_step=on_step,
-    )  # fmt: skip
+    merged, losses = train_lora(net, tokenizer, texts, **settings)
     if isinstance(model, tuple):
         merged.train_losses = losses
         return merged, tokenizer
@@ -243,6 +261,51 @@ def finetune_lora(
     out = HFModel(merged, tokenizer, name=f"{model.name}+lora", device=str(model.device))
     out.train_losses = losses
     return out
+
+
+@contextmanager
+def lora_finetuned(
+    model: Any,
+    texts: Sequence[str],
+    *,
+    epochs: int = 3,
+    lr: float = 3e-4,
+    r: int = 16,
+    alpha: float = 16,
+    dropout: float = 0.05,
+    batch_size: int = 2,
+    warmup: int = 20,
+    schedule: str = "cosine",
+    targets: Sequence[str] = AUTHORS_TARGETS,
+    seed: int = 0,
+    max_length: int = 1024,
+    on_step: Any = None,
+):
+    """Context manager: :func:`finetune_lora` without copying the base model.
+
+    The adapters are trained on ``model`` itself and kept unmerged (``W x + (alpha/r) B A x``, the same
+    function as the merged model up to float rounding); inside the ``with`` block the yielded model
+    (same kind as ``model``, with ``.train_losses``) shares every base weight with ``model``. On exit
+    the adapters are removed and ``model`` computes exactly what it did before. Arguments as
+    :func:`finetune_lora`; the same ``seed`` trains the same adapters.
+
+    Example: ``with lora_finetuned(base, members, epochs=3) as tuned: scores = mia_scores(tuned, texts)``
+    """
+    texts, settings = _lora_settings(
+        texts, epochs, lr, r, alpha, dropout, batch_size, warmup, schedule, targets, seed, max_length, on_step
+    )
+    net, tokenizer = _unwrap(model)
+    with adapted(net, tokenizer, texts, **settings) as losses:
+        if isinstance(model, tuple):
+            net.train_losses = losses
+            yield net, tokenizer
+            del net.train_losses
+            return
+        from ..models import HFModel
+
+        out = HFModel(net, tokenizer, name=f"{model.name}+lora", device=str(model.device))
+        out.train_losses = losses
+        yield out
 
 
 def mia_scores(

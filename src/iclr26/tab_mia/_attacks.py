@@ -55,37 +55,117 @@ def _torch():
     return torch
 
 
-def token_stats(model, tokenizer, texts: Sequence[str], batch_size: int) -> list[dict[str, np.ndarray]]:
+#: Positions whose full-vocabulary log-softmax is held at once (bounds memory: 64 x 49,152 floats).
+CHUNK_POSITIONS = 64
+
+
+def _position_stats(head, softcap, hidden, targets, chunk: int):
+    """``log p(target_i)`` and its Min-K%++ z-score at each of ``hidden``'s (N, d) positions, (N,) each.
+
+    The output layer ``head`` is applied ``chunk`` positions at a time, so the (N, vocab) log-softmax is
+    never held whole; ``mu`` and ``sigma^2`` are the mean and variance of ``log p`` under ``p``.
+    """
+    torch = _torch()
+    logprob, kpp = [], []
+    for s in range(0, hidden.shape[0], chunk):
+        logits = head(hidden[s : s + chunk]).float()
+        if softcap:
+            logits = torch.tanh(logits / softcap) * softcap
+        lp = torch.log_softmax(logits, dim=-1)
+        del logits
+        tok = lp.gather(-1, targets[s : s + chunk, None]).squeeze(-1)
+        p = lp.exp()
+        mu = (p * lp).sum(-1)
+        sigma = (p * lp.square()).sum(-1) - mu.square()
+        logprob.append(tok)
+        kpp.append((tok - mu) / sigma.sqrt())
+    return torch.cat(logprob), torch.cat(kpp)
+
+
+def _shared_prefix(rows: list[list[int]]) -> int:
+    """Tokens the (lexicographically sorted) ``rows`` share and run once; each row keeps one token after."""
+    if len(rows) < 2:
+        return 0
+    first, last = rows[0], rows[-1]
+    n = 0
+    while n < min(len(first), len(last)) and first[n] == last[n]:
+        n += 1
+    return min(n, min(len(r) for r in rows) - 1)
+
+
+def _group_stats(decoder, head, softcap, rows: list[list[int]], device, chunk: int):
+    """``(logprob, kpp)`` tensors (n_j - 1,) of each row of a lexicographically sorted group.
+
+    Their common prefix of ``P`` tokens is run once (batch 1) and its key/value cache repeated for the
+    suffixes, which run right-padded in one batch. Prefix positions ``0..P-2`` predict the same tokens for
+    every row; position ``P-1`` predicts each row's own token ``P``.
+    """
+    torch = _torch()
+    from transformers import DynamicCache
+
+    n_pre = _shared_prefix(rows)
+    cache = DynamicCache() if n_pre else None
+    hidden, targets = [], []
+    if n_pre:
+        prefix = torch.tensor([rows[0][:n_pre]], device=device)
+        # positional: the cache argument is ``past_key_values`` in transformers 4.x, ``cache`` in 5.x
+        h_pre = decoder(prefix, None, None, cache, use_cache=True).last_hidden_state[0]
+        cache.batch_repeat_interleave(len(rows))
+        hidden += [h_pre[: n_pre - 1], h_pre[n_pre - 1 :].expand(len(rows), -1)]
+        targets += [rows[0][1:n_pre], [r[n_pre] for r in rows]]
+    width = max(len(r) for r in rows) - n_pre
+    suffix = torch.zeros((len(rows), width), dtype=torch.long)
+    for j, r in enumerate(rows):
+        suffix[j, : len(r) - n_pre] = torch.tensor(r[n_pre:])
+    h_suf = decoder(suffix.to(device), None, None, cache, use_cache=bool(n_pre)).last_hidden_state
+    for j, r in enumerate(rows):
+        hidden.append(h_suf[j, : len(r) - n_pre - 1])
+        targets.append(r[n_pre + 1 :])
+    lp, kpp = _position_stats(
+        head, softcap, torch.cat(hidden), torch.tensor(sum(targets, []), device=device), chunk
+    )
+    shared = max(n_pre - 1, 0)
+    out = []
+    offset = shared + (len(rows) if n_pre else 0)
+    for j, r in enumerate(rows):
+        n_suf = len(r) - n_pre - 1
+        pick = [torch.arange(shared), torch.tensor([shared + j])] if n_pre else []
+        idx = torch.cat([*pick, torch.arange(offset, offset + n_suf)]).to(device)
+        out.append((lp[idx], kpp[idx]))
+        offset += n_suf
+    return out
+
+
+def token_stats(
+    model, tokenizer, texts: Sequence[str], batch_size: int, chunk: int = CHUNK_POSITIONS
+) -> list[dict[str, np.ndarray]]:
     """Per text: ``logprob`` (n-1,) of each token after the first, ``kpp`` (n-1,) its Min-K%++ z-score,
-    ``loss`` (the mean negative log-probability). Texts are tokenised as ``tokenizer.encode(text)``, run
-    in right-padded batches sorted by length. Causal attention never lets a token see the padding after
-    it, so no attention mask is needed (``transformers`` runs about 20x slower with one on CPU)."""
+    ``loss`` (the mean negative log-probability).
+
+    Texts are tokenised as ``tokenizer.encode(text)`` and sorted lexicographically by token ids, so that
+    neighbours share the longest prefixes; each run of ``batch_size`` of them computes its common prefix
+    once (:func:`_group_stats`). The suffixes are right-padded: causal attention never lets a token see
+    the padding after it, so no attention mask is needed (``transformers`` runs about 20x slower with
+    one on CPU). Logits are computed from the decoder's last hidden states ``chunk`` positions at a time
+    (the model's output layer, with its final logit soft-capping if it has one).
+    """
     torch = _torch()
     ids = [list(tokenizer.encode(t)) for t in texts]
-    order = np.argsort([-len(r) for r in ids], kind="stable")
+    order = sorted(range(len(ids)), key=ids.__getitem__)
     device = next(model.parameters()).device
+    decoder, head = model.get_decoder(), model.get_output_embeddings()
+    softcap = getattr(model.config, "final_logit_softcapping", None)
     out: list[dict[str, np.ndarray]] = [{} for _ in texts]
-    for start in range(0, len(order), batch_size):
-        rows = [ids[i] for i in order[start : start + batch_size]]
-        width = max(len(r) for r in rows)
-        batch = torch.zeros((len(rows), width), dtype=torch.long)
-        for j, r in enumerate(rows):
-            batch[j, : len(r)] = torch.tensor(r)
-        with torch.inference_mode():
-            logits = model(input_ids=batch.to(device)).logits.float()
-        for j, r in enumerate(rows):
-            lp = torch.log_softmax(logits[j, : len(r) - 1], dim=-1)
-            target = torch.tensor(r[1:], device=lp.device)[:, None]
-            tok = lp.gather(-1, target).squeeze(-1)
-            p = lp.exp()
-            mu = (p * lp).sum(-1)
-            sigma = (p * lp.square()).sum(-1) - mu.square()
-            kpp = (tok - mu) / sigma.sqrt()
-            out[order[start + j]] = {
-                "logprob": tok.double().cpu().numpy(),
-                "kpp": kpp.cpu().numpy(),
-                "loss": float(-tok.double().mean()) if len(r) > 1 else float("nan"),
-            }
+    with torch.inference_mode():
+        for start in range(0, len(order), batch_size):
+            group = order[start : start + batch_size]
+            stats = _group_stats(decoder, head, softcap, [ids[i] for i in group], device, chunk)
+            for i, (tok, kpp) in zip(group, stats):
+                out[i] = {
+                    "logprob": tok.double().cpu().numpy(),
+                    "kpp": kpp.cpu().numpy(),
+                    "loss": float(-tok.double().mean()) if len(tok) else float("nan"),
+                }
     return out
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 import copy
 import math
 from collections.abc import Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -109,36 +110,43 @@ def lr_at(step: int, total: int, warmup: int, lr: float, schedule: str) -> float
     return lr
 
 
-def train_lora(
+def attach(model, targets: Sequence[str], r: int, alpha: float, dropout: float) -> dict:
+    """Freeze ``model`` and wrap each target linear layer in a LoRA layer, in place; return them by name.
+
+    Adapters are initialised from torch's global generator (seed it first)."""
+    for p in model.parameters():
+        p.requires_grad_(False)
+    LoRALinear = _lora_layer_class()
+    layers = {}
+    for name in _targets(model, targets):
+        layers[name] = LoRALinear(model.get_submodule(name), r, alpha, dropout)
+        _swap(model, name, layers[name])
+    return layers
+
+
+def detach(model, layers: dict) -> None:
+    """Put the original linear layers back (the model computes exactly what it did before :func:`attach`)."""
+    for name, layer in layers.items():
+        _swap(model, name, layer.base)
+
+
+def fit(
     model,
+    layers: dict,
     tokenizer,
     texts: Sequence[str],
     *,
     epochs: int,
     lr: float,
-    r: int,
-    alpha: float,
-    dropout: float,
     batch_size: int,
     warmup: int,
     schedule: str,
-    targets: Sequence[str],
     seed: int,
     max_length: int,
     on_step=None,
-):
-    """Train LoRA adapters on a deep copy of ``model`` and return the merged copy and the step losses."""
+) -> list[float]:
+    """Train the adapters ``layers`` of ``model`` on ``texts``; return the loss of each step."""
     torch = _torch()
-    torch.manual_seed(seed)
-    model = copy.deepcopy(model)
-    for p in model.parameters():
-        p.requires_grad_(False)
-    LoRALinear = _lora_layer_class()
-    names = _targets(model, targets)
-    layers = {}
-    for name in names:
-        layers[name] = LoRALinear(model.get_submodule(name), r, alpha, dropout)
-        _swap(model, name, layers[name])
     params = [p for layer in layers.values() for p in (layer.A, layer.B)]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     ids = [list(tokenizer(t, truncation=True, max_length=max_length)["input_ids"]) for t in texts]
@@ -159,8 +167,42 @@ def train_lora(
         losses.append(float(loss.detach()))
         if on_step is not None:
             on_step(step, len(plan), losses[-1])
+    return losses
+
+
+def train_lora(model, tokenizer, texts: Sequence[str], *, targets, r, alpha, dropout, seed, **train):
+    """Train LoRA adapters on a deep copy of ``model``; return the merged copy and the step losses.
+
+    ``train``: the keyword arguments of :func:`fit`."""
+    torch = _torch()
+    torch.manual_seed(seed)
+    model = copy.deepcopy(model)
+    layers = attach(model, targets, r, alpha, dropout)
+    losses = fit(model, layers, tokenizer, texts, seed=seed, **train)
     for name, layer in layers.items():
         _swap(model, name, layer.merged())
-    if "lm_head" in {n.rsplit(".", 1)[-1] for n in names}:
+    if "lm_head" in {n.rsplit(".", 1)[-1] for n in layers}:
         model.config.tie_word_embeddings = False
     return model.eval(), losses
+
+
+@contextmanager
+def adapted(model, tokenizer, texts: Sequence[str], *, targets, r, alpha, dropout, seed, **train):
+    """Train LoRA adapters on ``model`` itself and yield the step losses while the adapted model is in
+    eval mode; on exit the adapters are removed and the model (weights, ``requires_grad`` flags, mode)
+    is as before. No copy of the base weights is made; the same seed gives the same adapters as
+    :func:`train_lora`."""
+    torch = _torch()
+    flags = [p.requires_grad for p in model.parameters()]
+    was_training = model.training
+    torch.manual_seed(seed)
+    layers = attach(model, targets, r, alpha, dropout)
+    try:
+        losses = fit(model, layers, tokenizer, texts, seed=seed, **train)
+        model.eval()
+        yield losses
+    finally:
+        detach(model, layers)
+        for p, flag in zip(model.parameters(), flags):
+            p.requires_grad_(flag)
+        model.train(was_training)

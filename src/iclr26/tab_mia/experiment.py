@@ -5,7 +5,8 @@ first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-1
 fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
 :func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
 
-``small``: encodings ``line-sep`` and ``json``, 8 + 8 chunks, 3 epochs (CPU time on a shared machine).
+``small``: encodings ``line-sep`` and ``json``, 12 + 12 chunks, 3 epochs (estimated to fit 6 CPU-minutes from
+single parts, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
 ``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
 
 Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
@@ -22,7 +23,7 @@ import pandas as pd
 from ..claims import Claim, Result
 from ..runtime import RunContext
 from ..uncertainty import Estimate, bootstrap
-from . import ATTACKS, ENCODINGS, MEMBER_SIGN, finetune_lora, make_benchmark, mia_metrics, mia_scores
+from . import ATTACKS, ENCODINGS, MEMBER_SIGN, lora_finetuned, make_benchmark, mia_metrics, mia_scores
 from .data import adult_table
 
 MODEL_OPTIONS = ("model", "batch_size")
@@ -66,10 +67,10 @@ def _run_encoding(ctx, model, table, encoding, n_chunks, epochs_list, batch_size
     out = {"labels": labels, "scores": {0: mia_scores(model, texts, batch_size=batch_size)}}
     members = [t for t, y in zip(texts, labels) if y == 1]
     for epochs in epochs_list:
-        tuned = finetune_lora(model, members, epochs=epochs, seed=ctx.seed)
-        out["scores"][epochs] = mia_scores(tuned, texts, batch_size=batch_size)
-        out[f"loss_{epochs}"] = tuned.train_losses
-        del tuned
+        # adapters trained on the base model itself, removed on exit: no copy of the base weights
+        with lora_finetuned(model, members, epochs=epochs, seed=ctx.seed) as tuned:
+            out["scores"][epochs] = mia_scores(tuned, texts, batch_size=batch_size)
+            out[f"loss_{epochs}"] = tuned.train_losses
     return out
 
 
@@ -95,7 +96,7 @@ def _heatmap(ctx, table: pd.DataFrame) -> None:
 def run(ctx: RunContext) -> Result:
     small = ctx.small
     encodings = ("line-sep", "json") if small else ENCODINGS
-    n_chunks = 16 if small else 200
+    n_chunks = 24 if small else 200
     epochs_list = (3,) if small else (1, 3)
     batch_size = ctx.batch_size or 4
     model = ctx.load_model(default="embedded")
