@@ -263,7 +263,7 @@ class HFModel(LanguageModel):
         logits of the last position in float32, ``argmax``), but a finished row costs nothing further:
         ``generate`` keeps computing every row until the longest one stops. On 12 AnesBench prompts
         whose answers ended after 31-132 tokens this computes 877 row-steps instead of 1,584, with
-        identical outputs; larger batches then cost little more than the rows' own tokens. Returns the
+        identical outputs. Returns the
         ``(batch, steps)`` chosen ids (pad after a row's EOS) and their ``(batch, steps)`` log-probabilities.
         """
         torch = _torch()
