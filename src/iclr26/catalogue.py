@@ -235,7 +235,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "search-arena",
         "LLM evaluation",
-        "partial",
+        "implemented",
         "Crowd-sourced preferences over search-augmented LLMs: what drives human preference.",
         budget_s=90.0,
         budget_reason="loads the embedded SmolLM2 (about 18 s, plus a one-off GGUF conversion on a cold "
