@@ -172,7 +172,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "msb",
         "agent security",
-        "partial",
+        "implemented",
         "MCP security benchmark: attacks on planning, tool invocation and response handling of agents.",
     ),
     _E(
