@@ -186,3 +186,36 @@ def test_http_chat_equals_local_chat_for_a_real_model():
     assert remote.generation.text == local.generation.text and remote.text == local.text
     assert remote.generation.tokens == local.generation.tokens
     assert [c.to_dict() for c in remote.tool_calls] == [c.to_dict() for c in local.tool_calls]
+
+
+class _RecordingModel(ScriptedModel):
+    """A model whose ``chat`` keeps the messages exactly as the server hands them over."""
+
+    def __init__(self, script):
+        super().__init__(script)
+        self.received = []
+
+    def chat(self, messages, tools=None, config=None, tool_choice="auto"):
+        self.received.append(messages)
+        return super().chat(messages, tools, config, tool_choice=tool_choice)
+
+
+def test_server_hands_models_normalised_tool_turns_and_refuses_malformed_ones():
+    served = _RecordingModel([CALL, "5"])
+    with OpenAICompatibleServer(served) as srv:
+        client = OpenAIModel(srv.url, served.name, api_key_env=None)
+        first = client.chat(ASK, [ADD])
+        convo = [
+            *ASK,
+            first.message(),
+            {"role": "tool", "tool_call_id": first.tool_calls[0].id, "content": "5"},
+        ]
+        client.chat(convo, [ADD])
+        # On the wire the arguments were JSON text; the model receives them as a dict.
+        assistant = served.received[1][2]
+        assert assistant["tool_calls"][0]["function"]["arguments"] == {"a": 2, "b": 3}
+        # A tool turn without its call id never reaches the model.
+        bad = [*ASK, first.message(), {"role": "tool", "content": "5"}]
+        with pytest.raises(RuntimeError, match="400.*tool_call_id"):
+            client._post("chat/completions", {"model": "m", "messages": bad, "tools": [ADD]})
+        assert len(served.received) == 2

@@ -19,7 +19,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 from ._base import GenerationConfig, LanguageModel
-from ._tools import to_openai_messages
+from ._tools import check_messages, to_openai_messages
 
 
 def _n_from(body: dict[str, Any]) -> int:
@@ -148,10 +148,13 @@ class OpenAICompatibleServer:
         wrote and records the failure)."""
         if body.get("stream") or body.get("n") not in (None, 1):
             raise ValueError("requests with tools take neither stream=true nor n > 1 on this server")
+        # The wire form carries call arguments as JSON text; every model gets them as dicts, and a
+        # malformed turn is refused here with a 400 naming it, whatever the model's own checks.
+        messages = check_messages(body.get("messages"))
         config = _config_from(body, 16)
         with self._lock:
             resp = self.model.chat(
-                body.get("messages"), body.get("tools"), config, tool_choice=body.get("tool_choice") or "auto"
+                messages, body.get("tools"), config, tool_choice=body.get("tool_choice") or "auto"
             )
         gen = resp.generation
         message: dict[str, Any] = {"role": "assistant", "content": gen.text}
