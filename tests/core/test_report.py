@@ -118,6 +118,32 @@ def test_docs_block_is_rewritten_from_the_stored_run_and_only_there(tmp_path):
     assert sync_docs(results, docs)["icym2i"] == "no page"
 
 
+def test_docs_blocks_of_small_and_medium_runs_are_kept_apart(tmp_path):
+    from iclr26.report import DOCS_BEGIN, DOCS_END, docs_markers, sync_docs
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    small, medium = tmp_path / "small", tmp_path / "medium"
+    save_result(small, _small_result("disco", 2.0))
+    save_result(medium, _small_result("disco", 900.0, scale="medium"))
+    page = docs / "disco.md"
+    page.write_text("# disco\n")
+    assert sync_docs(small, docs) == {"disco": "updated"}
+    assert sync_docs(medium, docs) == {"disco": "updated"}
+    text = page.read_text()
+    begin, end = docs_markers("medium")
+    assert text.count(DOCS_BEGIN) == 1 and text.count(begin) == 1 and text.count(end) == 1
+    assert "## Measured at scale medium by the last regenerated run" in text
+    small_block = text.split(DOCS_BEGIN, 1)[1].split(DOCS_END, 1)[0]
+    medium_block = text.split(begin, 1)[1].split(end, 1)[0]
+    assert "scale small, seed 0, 2 s" in small_block and "scale medium" not in small_block
+    assert "scale medium, seed 0, 900 s" in medium_block and "scale small" not in medium_block
+    # each rerun rewrites its own block only
+    assert sync_docs(small, docs) == {"disco": "unchanged"} and sync_docs(medium, docs) == {
+        "disco": "unchanged"
+    }
+
+
 def test_report_cli_checks_docs_against_results(tmp_path):
     from typer.testing import CliRunner
 
