@@ -7,7 +7,10 @@ taken from the corpus, half random) counted by our batched ``count`` (from strin
 pre-encoded ids) and by infini-gram's ``count`` called once per query (the boundary-delimited byte
 string ``" w1 ... wn "`` on an index of the corpus written as ``" u1 u2 ... "`` per document); the
 two sets of counts must be equal. ``--repeat`` rounds time both sides back to back and report the
-median and range of the speed-ups (load average beside each round).
+median and range of the speed-ups (load average beside each round). Each speed-up is given twice: of
+wall seconds, and of CPU seconds (``_cpu``: our process time against infini-gram's user + system time
+during its calls). The CPU ratio depends much less on other jobs of a shared machine: under load,
+infini-gram's wall time also counts the waits for the thread each of its calls starts.
 
 infini-gram is optional (``pip install infini-gram==2.6.0``, in the benchmark's environment); without
 it only our numbers are printed. ``rusty-dawg`` is not run (not installed here).
@@ -77,16 +80,17 @@ def queries(docs_units: list[list[str]], vocab: list[str], m: int, seed: int = 1
     return out
 
 
-def ours(index: NgramIndex, qs: list[tuple[str, ...]]) -> tuple[np.ndarray, float, float]:
-    """Counts of string n-grams (strings in: id conversion included), and the time of the same batch
-    given as pre-encoded id arrays (as infini-gram is given pre-encoded byte lists)."""
+def ours(index: NgramIndex, qs: list[tuple[str, ...]]) -> tuple[np.ndarray, float, float, float]:
+    """Counts of string n-grams (strings in: id conversion included), their wall and CPU seconds, and
+    the wall time of the same batch given as pre-encoded id arrays (as infini-gram is given
+    pre-encoded byte lists)."""
     lens = np.array([len(q) for q in qs])
     groups = {n: np.flatnonzero(lens == n) for n in ORDERS}
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     out = np.zeros(len(qs), dtype=np.int64)
     for rows in groups.values():
         out[rows] = index.count([qs[i] for i in rows])
-    strings_s = time.perf_counter() - t0
+    strings_s, strings_cpu = time.perf_counter() - t0, time.process_time() - c0
     encoded = {
         n: index.ids([u for i in rows for u in qs[i]]).reshape(len(rows), n) for n, rows in groups.items()
     }
@@ -96,7 +100,7 @@ def ours(index: NgramIndex, qs: list[tuple[str, ...]]) -> tuple[np.ndarray, floa
         again[rows] = index.count(encoded[n])
     ids_s = time.perf_counter() - t0
     assert np.array_equal(out, again)
-    return out, strings_s, ids_s
+    return out, strings_s, strings_cpu, ids_s
 
 
 def infini_gram_engine(docs_units: list[list[str]], tmp: Path):
@@ -175,9 +179,9 @@ def generations(
 def originality_batch(index: NgramIndex, engine, texts: list[str], n: int = 5) -> dict:
     """Batch originality of ``texts`` (strings in, tokenisation included) against infini-gram counting
     every window of every text per query; the per-text originalities must be equal."""
-    t0 = time.perf_counter()
+    t0, c0 = time.perf_counter(), time.process_time()
     ours_o = originality(texts, index, n=n)
-    row = {"ours_s": time.perf_counter() - t0}
+    row = {"ours_s": time.perf_counter() - t0, "ours_cpu_s": time.process_time() - c0}
     row["windows"] = int(sum(max(len(tokenize(t, "word")) - n + 1, 0) for t in texts))
     if engine is not None:
         grams = [
@@ -188,6 +192,7 @@ def originality_batch(index: NgramIndex, engine, texts: list[str], n: int = 5) -
         theirs_o = (counts.reshape(len(texts), -1) == 0).mean(axis=1)
         row["equal"] = bool(np.array_equal(ours_o, theirs_o))
         row["speedup"] = row["ig_s"] / row["ours_s"]
+        row["speedup_cpu"] = (cpu["user_s"] + cpu["sys_s"]) / row["ours_cpu_s"]
     return row
 
 
@@ -211,19 +216,22 @@ def bench(name: str, docs: list[str], m: int, repeat: int) -> dict:
         engine, row["ig_build_s"] = infini_gram_engine(units, tmp)
         rounds = []
         for _ in range(repeat):
-            counts, q_s, ids_s = ours(index, qs)
-            r = {"load": os.getloadavg()[0], "ours_query_s": q_s, "ours_query_ids_s": ids_s}
+            counts, q_s, q_cpu, ids_s = ours(index, qs)
+            r = {"load": os.getloadavg()[0], "ours_query_s": q_s, "ours_query_cpu_s": q_cpu}
+            r["ours_query_ids_s"] = ids_s
             if engine is not None:
                 peer_counts, peer_s, cpu = infini_counts(engine, qs)
                 r.update({"ig_query_s": peer_s, "counts_equal": bool(np.array_equal(peer_counts, counts))})
                 r.update({f"ig_query_{k}": v for k, v in cpu.items()})
                 r.update({"speedup": peer_s / q_s, "speedup_ids": peer_s / ids_s})
+                r["speedup_cpu"] = (cpu["user_s"] + cpu["sys_s"]) / q_cpu
             batch = originality_batch(index, engine, texts)
             r.update({f"originality_{k}": v for k, v in batch.items()})
             rounds.append(r)
             print(json.dumps(_rounded({"corpus": name, **r})), flush=True)
         row["rounds"] = rounds
-        for key in ("speedup", "speedup_ids", "originality_speedup", "ours_query_s", "originality_ours_s"):
+        keys = ("speedup", "speedup_cpu", "speedup_ids", "originality_speedup", "originality_speedup_cpu")
+        for key in (*keys, "ours_query_s", "originality_ours_s"):
             values = [r[key] for r in rounds if key in r]
             if values:
                 row[key] = {"median": float(np.median(values)), "min": min(values), "max": max(values)}
