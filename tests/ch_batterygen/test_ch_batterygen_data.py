@@ -297,3 +297,34 @@ def test_benchmark_in_processes_equals_inline_and_per_vehicle_confusions_add_up(
         assert vehicles.shape[0] == 16 and conf.sum() == a.n_windows
         np.testing.assert_array_equal(conf.sum(0), a.confusion())
         assert f1_from_confusion(conf.sum(0)) == pytest.approx(a.f1)
+
+
+def test_benchmark_resumes_from_its_unit_cache_and_only_on_the_same_settings(tmp_path, monkeypatch):
+    from iclr26.ch_batterygen import _benchmark, benchmark
+
+    cats = ("normal", "self_discharge", "high_resistance", "low_capacity")
+    for v in range(8):
+        f = _frame(160)
+        f["VOLT_1"] = f["VOLT_1"] - 0.01 * (v % 4 == 1)
+        f["MIN_CELL_VOLT"] = f[["VOLT_1", "VOLT_2", "VOLT_3"]].min(axis=1)
+        _write(tmp_path / "data", "LFP", cats[v % 4], f"vin_{v:02d}", f)
+    ds = load_dataset(tmp_path / "data")
+    kw = dict(chemistries=("LFP",), scenarios=("discharge",), tasks=("classification",), models=("RF", "SVM"),
+              seeds=(0,), n_folds=2, window=32, stride=32, n_jobs=1)  # fmt: skip
+    kw["unit_cache"] = tmp_path / "units"
+    first, _ = benchmark(ds, **kw)
+    assert len(list((tmp_path / "units").glob("*.pkl"))) == 2
+    ran = []
+    real = _benchmark._run_unit
+    monkeypatch.setattr(_benchmark, "_run_unit", lambda *a: ran.append(a[:4]) or real(*a))
+    again, _ = benchmark(ds, **kw)  # everything cached: no job runs
+    assert ran == []
+    for a, b in zip(first, again):
+        assert (a.model, a.seed, a.f1) == (b.model, b.seed, b.f1)
+        np.testing.assert_array_equal(a.y_pred, b.y_pred)
+    (next((tmp_path / "units").glob("*-SVM-*.pkl"))).unlink()  # an interrupted run: one job missing
+    benchmark(ds, **kw)
+    assert [r[2] for r in ran] == ["SVM"]
+    ran.clear()
+    benchmark(ds, **{**kw, "stride": 16})  # other windows: nothing reused
+    assert sorted(r[2] for r in ran) == ["RF", "SVM"]

@@ -15,8 +15,12 @@ on all training vehicles.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
+import pickle
 from dataclasses import dataclass, field
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -579,6 +583,47 @@ def evaluate_task(
 _JOB_WINDOWS: dict = {}  # windows shared with forked workers (inherited, not pickled)
 
 
+def _cell_fingerprint(ws: WindowSet) -> str:
+    """A hash of a cell's windows and labels: a cached unit is reused only on the same data."""
+    h = hashlib.sha256()
+    for a in (ws.X, ws.vehicle, ws.category, ws.severity):
+        a = np.asarray(a)
+        h.update(f"{a.dtype.str}{a.shape}".encode())
+        h.update(np.ascontiguousarray(a).tobytes() if a.dtype != object else "\0".join(map(str, a)).encode())
+    return h.hexdigest()
+
+
+class _UnitCache:
+    """Finished units of a benchmark, one pickle each, so that an interrupted run resumes.
+
+    A unit's file name holds its cell, task, model and seed, and a hash of the cell's windows and
+    of the training settings: another data set or setting never reuses it. The files are this run's
+    own results (pickle: only load a folder you wrote).
+    """
+
+    def __init__(self, folder: str | os.PathLike, fingerprints: dict, settings: dict):
+        self.folder = Path(folder)
+        self.fingerprints = fingerprints
+        self.settings = json.dumps(settings, sort_keys=True)
+
+    def path(self, key, task, model, seed) -> Path:
+        digest = hashlib.sha256(f"{self.fingerprints[key]}|{self.settings}".encode()).hexdigest()[:16]
+        return self.folder / f"{key[0]}-{key[1]}-{task}-{model}-seed{seed}-{digest}.pkl"
+
+    def load(self, job) -> list[TaskResult] | None:
+        path = self.path(*job)
+        if not path.is_file():
+            return None
+        with open(path, "rb") as f:
+            return pickle.load(f)
+
+    def save(self, job, results: list[TaskResult]) -> None:
+        from ..store import atomic_write_bytes
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        atomic_write_bytes(self.path(*job), pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL))
+
+
 def _run_unit(key, task, model, seed, kwargs) -> list[TaskResult]:
     import torch
 
@@ -605,12 +650,15 @@ def benchmark(
     val_share: float = 0.2,
     n_jobs: int = 1,
     progress: bool = False,
+    unit_cache: str | os.PathLike | None = None,
 ) -> tuple[list[TaskResult], dict[tuple[str, str], WindowSet]]:
     """The paper's benchmark on a :class:`BatteryDataset`: every chemistry x scenario x task x model x seed.
 
     ``seeds`` are run on every cell; ``cell_seeds`` maps ``(chemistry, scenario)`` to the seeds of that
     cell instead (e.g. more seeds where a claim is measured). Jobs (one model, task, cell and seed each)
-    run in ``n_jobs`` forked processes with one torch thread each. Returns the results and the windows of
+    run in ``n_jobs`` forked processes with one torch thread each. ``unit_cache``: a folder where each
+    finished job's results are kept, so that a rerun after an interruption runs only the missing jobs
+    (a job is reused only for the same windows and settings). Returns the results and the windows of
     each cell (with their gap reports); a cell or task without windows (e.g. grading without severities)
     gives no result.
     """
@@ -636,9 +684,24 @@ def benchmark(
                     jobs.append((key, task, m, int(seed)))
     # longest first: the networks on the largest cells
     jobs.sort(key=lambda j: -len(windows[j[0]]) * (3 if j[2] in ("LSTM", "CNN") else 1))
+    results: list[TaskResult] = []
+    cache = None
+    if unit_cache is not None:
+        prints = {key: _cell_fingerprint(windows[key]) for key in {j[0] for j in jobs}}
+        cache = _UnitCache(unit_cache, prints, {**kwargs, "window": window, "stride": stride})
+        done = {j: cache.load(j) for j in jobs}
+        for got in done.values():
+            results += got or []
+        jobs = [j for j in jobs if done[j] is None]
+
+    def finished(job, unit_results: list[TaskResult]) -> None:
+        results.extend(unit_results)
+        if cache is not None:
+            cache.save(job, unit_results)
+        bar.update()
+
     _JOB_WINDOWS.clear()
     _JOB_WINDOWS.update(windows)
-    results: list[TaskResult] = []
     disable = not progress or os.environ.get("ICLR26_NO_PROGRESS") == "1"
     bar = tqdm(total=len(jobs), desc="ch-batterygen: benchmark", disable=disable, leave=False)
     try:
@@ -648,17 +711,15 @@ def benchmark(
             threads = torch.get_num_threads()
             try:
                 for j in jobs:
-                    results += _run_unit(*j, kwargs)
-                    bar.update()
+                    finished(j, _run_unit(*j, kwargs))
             finally:
                 torch.set_num_threads(threads)
         else:
             ctx = get_context("fork")
             with ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), mp_context=ctx) as pool:
-                futs = [pool.submit(_run_unit, *j, kwargs) for j in jobs]
+                futs = {pool.submit(_run_unit, *j, kwargs): j for j in jobs}
                 for fut in as_completed(futs):
-                    results += fut.result()
-                    bar.update()
+                    finished(futs[fut], fut.result())
     finally:
         _JOB_WINDOWS.clear()
         bar.close()

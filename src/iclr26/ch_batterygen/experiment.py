@@ -8,7 +8,8 @@ training seeds (each with its own vehicle folds), with intervals from a hierarch
 and vehicles. ``small``: 80 vehicles (LFP 28-cell / 150 Ah packs, NCM 96-cell), 2 charge + 2 discharge
 segments each, 2 vehicle folds, 3 seeds on the claim cell; ``medium``: the paper's 1,000 vehicles (LFP
 124- and 28-cell packs), 3 + 3 segments, 3 folds, 5 seeds on the claim cell. The generated data stays in
-the run's results folder (``data-<scale>-seed<seed>/``), and a rerun resumes or reuses it.
+the run's results folder (``data-<scale>-seed<seed>/``), and a rerun resumes or reuses it; so do the
+finished benchmark jobs (``units-<scale>-seed<seed>/``), so an interrupted medium run resumes.
 """
 
 from __future__ import annotations
@@ -147,7 +148,7 @@ def run(ctx: RunContext) -> Result:
     results, windows = benchmark(
         ds, seeds=(ctx.seed,), cell_seeds={_CLAIM_CELL: seeds}, n_folds=cfg["folds"], window=_WINDOW,
         stride=cfg["stride"], max_epochs=cfg["max_epochs"], patience=cfg["patience"], n_jobs=n_jobs,
-        progress=ctx.show_progress,
+        progress=ctx.show_progress, unit_cache=root.parent / f"units-{ctx.scale}-seed{ctx.seed}",
     )  # fmt: skip
     bench_s = time.perf_counter() - t1
     for task in TASKS:
