@@ -41,9 +41,10 @@ from sklearn.neighbors import KDTree
 __all__ = ["boruvka_mst"]
 
 # Neighbours kept per point (at least min_points): more resolve more points without a tree search
-# in later rounds, at the cost of a longer k-NN query; 16 was the fastest of 5, 8, 16, 32 measured at
-# n = 10,000 and 200,000 in 10-D (see benchmarks/disco_scaling.py).
-N_NEIGHBOURS = 16
+# in later rounds, at the cost of a longer k-NN query. At n = 50,000 in 10-D (blobs + noise, CPU
+# seconds, loaded machine) k-NN + Borůvka took 1.41 + 0.47 s with 5, 1.55 + 0.34 s with 8 and
+# 2.25 + 0.33 s with 16 neighbours.
+N_NEIGHBOURS = 8
 LEAF_SIZE = 32
 # A squared distance at least best_w**2 * (1 + 1e-12) has a computed root above best_w whatever the
 # rounding, so the distance loop may stop there; anything below gets its full sum and exact root.
@@ -291,6 +292,77 @@ def _nearest_outside(
 
 
 @njit(cache=True)
+def _box_box_distance(lo, hi, a, b):
+    """Lower bound on the distance between any point of node ``a``'s box and any of node ``b``'s."""
+    total = 0.0
+    for j in range(lo.shape[1]):
+        if hi[a, j] < lo[b, j]:
+            gap = lo[b, j] - hi[a, j]
+        elif hi[b, j] < lo[a, j]:
+            gap = lo[a, j] - hi[b, j]
+        else:
+            gap = 0.0
+        total += gap * gap
+    return np.sqrt(total)
+
+
+@njit(cache=True)
+def _leaf_lower_bound(
+    X,
+    core,
+    comp,
+    leaf,
+    c,
+    bound,
+    node_start,
+    node_end,
+    node_is_leaf,
+    lo,
+    hi,
+    node_min_core,
+    node_comp,
+    stack_node,
+    stack_bound,
+):
+    """A lower bound, capped at ``bound``, on the weight of any edge from a point of ``leaf`` (all in
+    component ``c``) to another component: ``max(min core in the leaf, core(q), distance from the
+    leaf's box to q)`` minimised over the points ``q`` outside, with the same pruning as
+    :func:`_nearest_outside`. One such search can spare every point of the leaf its own."""
+    base = node_min_core[leaf]
+    best = bound
+    stack_node[0] = 0
+    stack_bound[0] = max(base, node_min_core[0], _box_box_distance(lo, hi, leaf, 0))
+    top = 1
+    while top > 0:
+        top -= 1
+        node = stack_node[top]
+        if stack_bound[top] >= best or node_comp[node] == c:
+            continue
+        if node_is_leaf[node]:
+            for q in range(node_start[node], node_end[node]):
+                if comp[q] == c or core[q] >= best:
+                    continue
+                best = min(best, max(base, core[q], _box_distance(X, q, lo, hi, leaf)))
+            continue
+        a = 2 * node + 1
+        b = a + 1
+        bound_a = max(base, node_min_core[a], _box_box_distance(lo, hi, leaf, a))
+        bound_b = max(base, node_min_core[b], _box_box_distance(lo, hi, leaf, b))
+        if bound_a <= bound_b:
+            a, b = b, a
+            bound_a, bound_b = bound_b, bound_a
+        if bound_a < best and node_comp[a] != c:
+            stack_node[top] = a
+            stack_bound[top] = bound_a
+            top += 1
+        if bound_b < best and node_comp[b] != c:
+            stack_node[top] = b
+            stack_bound[top] = bound_b
+            top += 1
+    return best
+
+
+@njit(cache=True)
 def _boruvka(X, core, knn, knn_dist, node_start, node_end, node_is_leaf, lo, hi, node_min_core):
     """MST edges ``(a, b, w)`` over tree positions; ``X``, ``core``, ``knn`` are in tree order."""
     n = X.shape[0]
@@ -311,9 +383,17 @@ def _boruvka(X, core, knn, knn_dist, node_start, node_end, node_is_leaf, lo, hi,
         depth += 1
     stack_node = np.empty(2 * depth + 2, dtype=np.int64)
     stack_bound = np.empty(2 * depth + 2)
+    leaf_of = np.empty(n, dtype=np.int64)
+    for node in range(n_nodes):
+        if node_is_leaf[node]:
+            leaf_of[node_start[node] : node_end[node]] = node
+    leaf_lower = np.zeros(n_nodes)
+    leaf_round = np.full(n_nodes, -1, dtype=np.int64)
     edges = np.empty((n - 1, 3))
     n_edges = 0
+    n_rounds = 0
     while n_edges < n - 1:
+        n_rounds += 1
         for p in range(n):
             comp[p] = _find(uf, p)
         _node_components(comp, node_start, node_end, node_is_leaf, node_comp)
@@ -359,6 +439,38 @@ def _boruvka(X, core, knn, knn_dist, node_start, node_end, node_is_leaf, lo, hi,
                     bound_w, bound_q = cand_w, cand_q
                 else:
                     bound_w, bound_q = comp_w[c], -1
+                leaf = leaf_of[p]
+                if node_comp[leaf] == c:  # one bound for the whole leaf, once per round
+                    if leaf_round[leaf] != n_rounds:
+                        leaf_round[leaf] = n_rounds
+                        leaf_lower[leaf] = _leaf_lower_bound(
+                            X,
+                            core,
+                            comp,
+                            leaf,
+                            c,
+                            comp_w[c],
+                            node_start,
+                            node_end,
+                            node_is_leaf,
+                            lo,
+                            hi,
+                            node_min_core,
+                            node_comp,
+                            stack_node,
+                            stack_bound,
+                        )
+                    lower[p] = max(lower[p], leaf_lower[leaf])
+                    if lower[p] >= bound_w:
+                        if bound_q < 0:  # nothing lighter than the component's best exists
+                            continue
+                        pt_w[p] = bound_w  # the k-NN candidate is exact after all
+                        pt_to[p] = bound_q
+                        if bound_w < comp_w[c]:
+                            comp_w[c] = bound_w
+                            comp_a[c] = p
+                            comp_b[c] = bound_q
+                        continue
                 cand_w, cand_q = _nearest_outside(
                     X,
                     core,
