@@ -160,10 +160,10 @@ def mutual_reachability_mst(
         ``"hdbscan"``: hdbscan's exact dual-tree Borůvka through its public ``HDBSCAN`` class;
         ``"prim"``: Prim's algorithm, O(n^2 d) time, O(n d) memory, no dependency.
         ``"auto"``: ``"boruvka"`` when numba is installed, else ``"hdbscan"`` when hdbscan is,
-        else ``"prim"``. The order comes from warm timings on Gaussian blobs + 10 % uniform noise
-        (``benchmarks/disco_scaling.py --mst``): ``"boruvka"`` was the fastest at every size and
-        dimension measured (n = 1,000 to 200,000; d = 2, 10, 30), ``"hdbscan"`` next except at small
-        n in 30-D (see docs/disco.md).
+        else ``"prim"``. The order is that of warm whole-call timings on Gaussian blobs + 10 %
+        uniform noise, n = 10,000 (``benchmarks/disco_scaling.py --methods boruvka hdbscan prim``):
+        CPU seconds 0.04 / 0.16 / 0.42 at d = 2, 0.19 / 0.89 / 1.13 at d = 10 and
+        0.92 / 2.83 / 2.99 at d = 30 (a loaded machine; see docs/disco.md).
     core : ndarray of shape (n,), optional
         Core distances when already computed (Prim uses them; the other methods compute their own).
 
