@@ -5,9 +5,12 @@ belongs to that one computation (the data and imports are included; the baseline
 is printed too). The data: isotropic Gaussian blobs (5 centres) plus 10 % uniform noise labelled
 ``-1``, scored with the ground-truth labels, ``min_points=5``.
 
-Times are of *warm* calls: each subprocess makes one untimed call first (imports, caches), then
-``--repeats`` timed calls, and reports the fastest. Both implementations write their per-point scores,
-and the table gives the largest per-point difference, not only that of the means.
+Times are of *warm* calls: each subprocess makes one untimed call first (imports, caches, numba
+compilation), then ``--repeats`` timed calls, and reports the fastest (wall clock, and the CPU time
+of that process beside it: on a shared machine the CPU time is less sensitive to other jobs). The
+1-minute load average at the end of each measurement is printed beside it. Both implementations
+write their per-point scores, and the table gives the largest per-point difference, not only that
+of the means.
 
 The peer environment (the authors' code, ``clustpy==0.0.3``; its declared dependencies pull a CUDA
 build of torch, which DISCO does not need)::
@@ -21,6 +24,13 @@ Run (from the repository root)::
 
     .venv/bin/python benchmarks/disco_scaling.py                       # the full table
     .venv/bin/python benchmarks/disco_scaling.py --peer-sizes 1000 2000 --our-sizes 50000 --dims 2
+    # the issue's table: 10k with the peer at d = 2, 10, 30, ours alone at 200k in 10-D
+    .venv/bin/python benchmarks/disco_scaling.py --peer-python /tmp/disco-venv/bin/python \
+        --peer-sizes 10000 --our-sizes --dims 2 10 30
+    .venv/bin/python benchmarks/disco_scaling.py --peer-sizes --our-sizes 200000 --dims 10
+    # the MST methods against each other (what ``method="auto"`` is based on)
+    .venv/bin/python benchmarks/disco_scaling.py --peer-sizes --our-sizes 10000 --dims 2 10 30 \
+        --methods boruvka hdbscan prim
 
 Without the peer environment the script prints a note and measures ours alone.
 """
@@ -65,17 +75,23 @@ def _worker(impl: str, n: int, d: int, seed: int, repeats: int, out: str) -> Non
     import numpy as np
 
     X, y = _make_data(n, d, seed)
-    if impl == "ours":
+    if impl.startswith("ours"):  # "ours" or "ours:<MST method>"
+        from functools import partial
+
         from iclr26.disco import disco_samples
+
+        disco_samples = partial(disco_samples, method=impl.partition(":")[2] or "auto")
     else:
         from clustpy.metrics.internal.disco import disco_samples
     base = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     samples = np.asarray(disco_samples(X, y, MIN_POINTS), dtype=float)  # warm-up, untimed
     times = []
+    cpu = []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         samples = np.asarray(disco_samples(X, y, MIN_POINTS), dtype=float)
         times.append(time.perf_counter() - t0)
+        cpu.append(time.process_time() - c0)
     peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # KiB -> MiB on Linux
     np.save(out, samples)
     print(
@@ -85,6 +101,8 @@ def _worker(impl: str, n: int, d: int, seed: int, repeats: int, out: str) -> Non
                 "n": n,
                 "d": d,
                 "seconds": min(times),
+                "cpu_seconds": min(cpu),
+                "load_avg_1min": os.getloadavg()[0],
                 "peak_mib": peak,
                 "base_mib": base,
                 "score": float(samples.mean()),
@@ -160,7 +178,13 @@ def main(argv: list[str] | None = None) -> int:
         default=[50000, 100000, 200000],
         help="sizes measured for ours alone (beyond the peer's)",
     )
-    p.add_argument("--dims", type=int, nargs="*", default=[2, 10])
+    p.add_argument("--dims", type=int, nargs="*", default=[2, 10, 30])
+    p.add_argument(
+        "--methods",
+        nargs="*",
+        default=["auto"],
+        help="our MST methods to time (auto, boruvka, hdbscan, prim); the peer runs beside the first",
+    )
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--timeout", type=float, default=1800.0, help="seconds per measurement")
     p.add_argument(
@@ -183,7 +207,6 @@ def main(argv: list[str] | None = None) -> int:
     rows = []
     for d in args.dims:
         for n in sorted(set(args.peer_sizes) | set(args.our_sizes)):
-            ours = _measure(sys.executable, "ours", n, d, args.seed, args.timeout, args.repeats)
             theirs: dict = {"error": "peer not installed"} if why_no_peer else {}
             if not why_no_peer:
                 if n not in args.peer_sizes:
@@ -200,9 +223,12 @@ def main(argv: list[str] | None = None) -> int:
                         theirs = _measure(
                             args.peer_python, "clustpy", n, d, args.seed, args.timeout, args.repeats
                         )
-            row = {"n": n, "d": d, "ours": ours, "clustpy": theirs}
-            rows.append(row)
-            _print_row(row, header=len(rows) == 1)
+            for i, method in enumerate(args.methods):
+                impl = "ours" if method == "auto" else f"ours:{method}"
+                ours = _measure(sys.executable, impl, n, d, args.seed, args.timeout, args.repeats)
+                row = {"n": n, "d": d, "method": method, "ours": ours, "clustpy": theirs if i == 0 else {}}
+                rows.append(row)
+                _print_row(row, header=len(rows) == 1)
     if args.json:
         from iclr26.store import atomic_write_json
 
@@ -213,8 +239,9 @@ def main(argv: list[str] | None = None) -> int:
 def _print_row(row: dict, header: bool) -> None:
     if header:
         print(
-            f"{'n':>7} {'d':>3} | {'ours s':>8} {'ours MiB':>9} | {'clustpy s':>9} {'clustpy MiB':>11} |"
-            f" {'speed-up':>8} {'mem ratio':>9} | {'max|pt diff|':>12}  note"
+            f"{'n':>7} {'d':>3} {'method':>8} | {'ours s':>8} {'ours CPU s':>10} {'ours MiB':>9} |"
+            f" {'clustpy s':>9} {'clustpy MiB':>11} | {'speed-up':>8} {'mem ratio':>9} |"
+            f" {'max|pt diff|':>12} {'load':>5}  note"
         )
     import numpy as np
 
@@ -227,9 +254,11 @@ def _print_row(row: dict, header: bool) -> None:
         row["max_point_diff"] = diff
     note = "; ".join(x["error"] for x in (o, t) if "error" in x)
     print(
-        f"{row['n']:>7} {row['d']:>3} | {_fmt(o.get('seconds'), '8.2f')} {_fmt(o.get('peak_mib'), '9.0f')} |"
+        f"{row['n']:>7} {row['d']:>3} {row['method']:>8} | {_fmt(o.get('seconds'), '8.2f')}"
+        f" {_fmt(o.get('cpu_seconds'), '10.2f')} {_fmt(o.get('peak_mib'), '9.0f')} |"
         f" {_fmt(t.get('seconds'), '9.2f')} {_fmt(t.get('peak_mib'), '11.0f')} |"
-        f" {_fmt(speed, '8.1f')} {_fmt(mem, '9.1f')} | {_fmt(diff, '12.1e')}  {note}",
+        f" {_fmt(speed, '8.1f')} {_fmt(mem, '9.1f')} | {_fmt(diff, '12.1e')}"
+        f" {_fmt(o.get('load_avg_1min'), '5.1f')}  {note}",
         flush=True,
     )
 

@@ -97,11 +97,10 @@ def test_prim_fallback_matches_reference(name, reference):
     np.testing.assert_allclose(got, reference.disco_samples(X, y, mp), rtol=0, atol=TOL)
 
 
-@pytest.mark.parametrize("method", ["boruvka", "prim"])
+@pytest.mark.parametrize("method", ["boruvka", "hdbscan", "prim"])
 @pytest.mark.parametrize("name", ["moons-true", "grid-duplicates", "10d-blobs+noise", "identical-points"])
 def test_dc_distances_match_minimax(name, method, reference):
-    if method == "boruvka":
-        pytest.importorskip("hdbscan")
+    pytest.importorskip({"boruvka": "numba", "hdbscan": "hdbscan", "prim": "numpy"}[method])
     X, _, mp = CASES[name]
     _, dc = reference.core_and_dc(np.asarray(X, float), mp)
     tree = DCTree.from_data(np.asarray(X, float), mp, method=method)

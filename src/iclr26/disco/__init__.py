@@ -34,10 +34,11 @@ from typing import Any
 import numpy as np
 
 from ..validation import check_int
-from ._dctree import DCTree, core_distances
+from ._dctree import MST_METHODS, DCTree, resolve_mst_method
 from ._score import NOISE, disco_parts
 
 __all__ = [
+    "MST_METHODS",
     "NOISE_STRATEGIES",
     "DCTree",
     "DiscoComponents",
@@ -173,9 +174,10 @@ def _apply_noise_strategy(
     return X, codes, kept
 
 
-def _prepare(X, labels, min_points, noise_strategy, noise_label):
+def _prepare(X, labels, min_points, noise_strategy, noise_label, method):
     if noise_strategy not in NOISE_STRATEGIES:
         raise ValueError(f"noise_strategy must be one of {NOISE_STRATEGIES}, got {noise_strategy!r}")
+    resolve_mst_method(method)
     X = _check_X(X)
     codes = _encode_labels(labels, X.shape[0], noise_label)
     X, codes, kept = _apply_noise_strategy(X, codes, noise_strategy)
@@ -216,7 +218,12 @@ class DiscoComponents:
 
 
 def disco_components(
-    X: Any, labels: Any, min_points: int = 5, noise_strategy: str = "keep", noise_label: Any = -1
+    X: Any,
+    labels: Any,
+    min_points: int = 5,
+    noise_strategy: str = "keep",
+    noise_label: Any = -1,
+    method: str = "auto",
 ) -> DiscoComponents:
     """DISCO of every sample together with ``p_sparse``, ``p_far`` and the dc tree.
 
@@ -231,20 +238,22 @@ def disco_components(
     >>> bool(np.all(parts.samples[:5] == np.minimum(parts.p_sparse[:5], parts.p_far[:5])))
     True
     """
-    Xs, e, codes, kept, min_points = _prepare(X, labels, min_points, noise_strategy, noise_label)
-    scores, p_sparse, p_far, tree = disco_parts(Xs, codes, min_points)
+    Xs, e, codes, kept, min_points = _prepare(X, labels, min_points, noise_strategy, noise_label, method)
+    scores, p_sparse, p_far, tree = disco_parts(Xs, codes, min_points, method)
     if tree is not None and e:
         tree._rescale(e)
     return DiscoComponents(scores, p_sparse, p_far, codes == NOISE, kept, tree)
 
 
-def dc_tree(X: Any, min_points: int = 5) -> DCTree:
+def dc_tree(X: Any, min_points: int = 5, method: str = "auto") -> DCTree:
     """The dc tree of ``X``: dc distances, and O(n) sums and minima of them over point sets.
 
     Parameters
     ----------
     X : array-like of shape (n_samples, n_features)
     min_points : int, default=5
+        As in :func:`disco_samples`.
+    method : {"auto", "boruvka", "hdbscan", "prim"}, default="auto"
         As in :func:`disco_samples`.
 
     Returns
@@ -260,17 +269,23 @@ def dc_tree(X: Any, min_points: int = 5) -> DCTree:
     >>> dc_tree(X, min_points=2).dc_to(0).tolist()
     [0.0, 1.0, 1.0, 8.0, 8.0, 8.0]
     """
+    resolve_mst_method(method)
     X = _check_X(X)
     min_points = check_int(min_points, "min_points", minimum=2, maximum=X.shape[0] - 1)
     Xs, e = _safe_scale(X)
-    tree = DCTree.from_data(Xs, min_points, core=core_distances(Xs, min_points))
+    tree = DCTree.from_data(Xs, min_points, method=method)
     if e:
         tree._rescale(e)
     return tree
 
 
 def disco_samples(
-    X: Any, labels: Any, min_points: int = 5, noise_strategy: str = "keep", noise_label: Any = -1
+    X: Any,
+    labels: Any,
+    min_points: int = 5,
+    noise_strategy: str = "keep",
+    noise_label: Any = -1,
+    method: str = "auto",
 ) -> np.ndarray:
     """DISCO score of every sample.
 
@@ -294,6 +309,12 @@ def disco_samples(
         point (Euclidean).
     noise_label : default=-1
         The label that marks noise (e.g. ``"noise"`` for string labels).
+    method : {"auto", "boruvka", "hdbscan", "prim"}, default="auto"
+        How the minimum spanning tree of the mutual-reachability graph is built (every method gives
+        the same scores; they differ in speed): ``"boruvka"``, our exact KD-tree Borůvka compiled
+        with numba; ``"hdbscan"``, hdbscan's exact dual-tree Borůvka; ``"prim"``, O(n^2 d) time and
+        no dependency. ``"auto"`` takes the first installed of these three, the order of their
+        measured speed (see :func:`iclr26.disco._dctree.mutual_reachability_mst`).
 
     Returns
     -------
@@ -307,13 +328,15 @@ def disco_samples(
         If ``X`` is not a 2-D finite real dense array with at least 3 rows and 1 column (scipy sparse
         and complex input are rejected with their own message), ``labels`` is not 1-D of the same
         length holding integers or strings, ``min_points`` is not an integer in ``[2, n - 1]``, or
-        ``noise_strategy`` is unknown.
+        ``noise_strategy`` or ``method`` is unknown.
+    ImportError
+        If ``method`` names a method whose package (numba, hdbscan) is not installed.
 
     Notes
     -----
-    Time about O(n log n + n * k) for ``k`` clusters in low dimensions (hdbscan's exact KD-tree
-    Boruvka MST); without ``hdbscan`` the MST is built with Prim's algorithm in O(n^2 d) time.
-    Memory is O(n d) either way.
+    Time about O(n log n + n * k) for ``k`` clusters in low dimensions (the KD-tree Borůvka MST;
+    it grows faster in high dimensions, where KD-trees prune less); with ``method="prim"`` the MST
+    takes O(n^2 d) time. Memory is O(n d) either way.
 
     Examples
     --------
@@ -325,12 +348,17 @@ def disco_samples(
     >>> bool(np.allclose(disco_samples(X, names), disco_samples(X, y)))
     True
     """
-    Xs, _, codes, _, min_points = _prepare(X, labels, min_points, noise_strategy, noise_label)
-    return disco_parts(Xs, codes, min_points)[0]
+    Xs, _, codes, _, min_points = _prepare(X, labels, min_points, noise_strategy, noise_label, method)
+    return disco_parts(Xs, codes, min_points, method)[0]
 
 
 def disco_score(
-    X: Any, labels: Any, min_points: int = 5, noise_strategy: str = "keep", noise_label: Any = -1
+    X: Any,
+    labels: Any,
+    min_points: int = 5,
+    noise_strategy: str = "keep",
+    noise_label: Any = -1,
+    method: str = "auto",
 ) -> float:
     """Mean DISCO score over all samples (noise included); see :func:`disco_samples`.
 
@@ -344,4 +372,4 @@ def disco_score(
     >>> disco_score(X, y) > disco_score(X, (X[:, 0] > 0.5).astype(int))
     True
     """
-    return float(np.mean(disco_samples(X, labels, min_points, noise_strategy, noise_label)))
+    return float(np.mean(disco_samples(X, labels, min_points, noise_strategy, noise_label, method)))

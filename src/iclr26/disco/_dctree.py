@@ -36,7 +36,7 @@ from __future__ import annotations
 import numpy as np
 from sklearn.neighbors import KDTree
 
-__all__ = ["DCTree", "core_distances", "mutual_reachability_mst"]
+__all__ = ["MST_METHODS", "DCTree", "core_distances", "mutual_reachability_mst", "resolve_mst_method"]
 
 
 def core_distances(X: np.ndarray, min_points: int) -> np.ndarray:
@@ -48,24 +48,33 @@ def core_distances(X: np.ndarray, min_points: int) -> np.ndarray:
 def _mst_prim(X: np.ndarray, core: np.ndarray) -> np.ndarray:
     """Prim's algorithm on the implicit mutual-reachability graph: O(n^2 d) time, O(n d) memory.
 
+    Squared distances are summed over the coordinates in order (as scikit-learn's ``KDTree`` and the
+    compiled Borůvka do), so the weights are bit-identical to theirs.
     Returns an ``(n - 1, 3)`` array of edges ``(i, j, mr(i, j))``.
     """
-    n = X.shape[0]
+    n, n_features = X.shape
     remaining = np.arange(1, n)
-    Xr = X[1:].copy()
+    Xr = X[1:].T.copy()  # (d, n - 1): one contiguous row per coordinate
     core_r = core[1:].copy()
     best = np.full(n - 1, np.inf)
     best_from = np.zeros(n - 1, dtype=np.int64)
     edges = np.empty((n - 1, 3))
+    d = np.empty(n - 1)
+    diff = np.empty(n - 1)
     u = 0
     m = n - 1
     for step in range(n - 1):
-        diff = Xr[:m] - X[u]
-        d = np.sqrt(np.einsum("ij,ij->i", diff, diff))
-        np.maximum(d, core_r[:m], out=d)
-        np.maximum(d, core[u], out=d)
-        upd = d < best[:m]
-        best[:m][upd] = d[upd]
+        np.subtract(Xr[0, :m], X[u, 0], out=d[:m])
+        np.multiply(d[:m], d[:m], out=d[:m])
+        for j in range(1, n_features):
+            np.subtract(Xr[j, :m], X[u, j], out=diff[:m])
+            np.multiply(diff[:m], diff[:m], out=diff[:m])
+            d[:m] += diff[:m]
+        np.sqrt(d[:m], out=d[:m])
+        np.maximum(d[:m], core_r[:m], out=d[:m])
+        np.maximum(d[:m], core[u], out=d[:m])
+        upd = d[:m] < best[:m]
+        best[:m][upd] = d[:m][upd]
         best_from[:m][upd] = u
         j = int(np.argmin(best[:m]))
         v = int(remaining[j])
@@ -74,15 +83,15 @@ def _mst_prim(X: np.ndarray, core: np.ndarray) -> np.ndarray:
         m -= 1
         # Delete position j by moving the last remaining point there.
         remaining[j] = remaining[m]
-        Xr[j] = Xr[m]
+        Xr[:, j] = Xr[:, m]
         core_r[j] = core_r[m]
         best[j] = best[m]
         best_from[j] = best_from[m]
     return edges
 
 
-def _mst_boruvka(X: np.ndarray, min_points: int) -> np.ndarray:
-    """Exact dual-tree Boruvka MST of the mutual-reachability graph, through ``hdbscan``'s public API.
+def _mst_hdbscan(X: np.ndarray, min_points: int) -> np.ndarray:
+    """Exact dual-tree Borůvka MST of the mutual-reachability graph, through ``hdbscan``'s public API.
 
     ``hdbscan.HDBSCAN(algorithm="boruvka_kdtree", approx_min_span_tree=False, gen_min_span_tree=True)``
     keeps the exact spanning tree it clusters from (``minimum_spanning_tree_``). ``hdbscan`` takes the
@@ -107,34 +116,76 @@ def _mst_boruvka(X: np.ndarray, min_points: int) -> np.ndarray:
     return np.asarray(model.minimum_spanning_tree_.to_numpy(), dtype=np.float64)
 
 
-def _have_hdbscan() -> bool:
+def _importable(name: str) -> bool:
     try:
-        import hdbscan  # noqa: F401
+        __import__(name)
     except ImportError:
         return False
     return True
 
 
+MST_METHODS = ("auto", "boruvka", "hdbscan", "prim")
+
+
+def resolve_mst_method(method: str) -> str:
+    """The MST method ``method`` stands for (``"auto"`` resolved); raises for unknown names or a
+    method whose package is missing."""
+    if method not in MST_METHODS:
+        raise ValueError(f"method must be one of {MST_METHODS}, got {method!r}")
+    if method == "auto":
+        if _importable("numba"):
+            return "boruvka"
+        return "hdbscan" if _importable("hdbscan") else "prim"
+    needs = {"boruvka": "numba", "hdbscan": "hdbscan"}.get(method)
+    if needs is not None and not _importable(needs):
+        raise ImportError(f"method={method!r} needs the {needs!r} package (pip install 'iclr26[disco]')")
+    return method
+
+
 def mutual_reachability_mst(
     X: np.ndarray, min_points: int, method: str = "auto", core: np.ndarray | None = None
-) -> np.ndarray:
-    """An MST of the mutual-reachability graph of ``X`` as ``(n - 1, 3)`` rows ``(i, j, weight)``.
+) -> tuple[np.ndarray, np.ndarray | None]:
+    """An MST of the mutual-reachability graph of ``X``, and the core distances when known.
 
-    ``method``: ``"boruvka"`` (hdbscan's exact KD-tree Boruvka, about O(n log n) in low dimensions),
-    ``"prim"`` (O(n^2 d) time, O(n d) memory, no dependency), or ``"auto"`` (Boruvka when hdbscan is
-    installed, Prim otherwise; Boruvka was the faster one at every dimension measured, 2 to 50).
-    ``core``: the core distances when already known (Prim uses them; hdbscan's Boruvka computes them
-    inside its tree search). Every MST gives the same dc distances.
+    Every MST of the graph gives the same dc distances (the minimax path weights), so the methods
+    differ only in time and in which of several equal-weight trees they return.
+
+    Parameters
+    ----------
+    X : ndarray of shape (n, d), float64 (not validated)
+    min_points : int
+    method : {"auto", "boruvka", "hdbscan", "prim"}
+        ``"boruvka"``: our exact Borůvka over a KD-tree, compiled with numba
+        (:mod:`iclr26.disco._boruvka`; it computes the core distances on the way);
+        ``"hdbscan"``: hdbscan's exact dual-tree Borůvka through its public ``HDBSCAN`` class;
+        ``"prim"``: Prim's algorithm, O(n^2 d) time, O(n d) memory, no dependency.
+        ``"auto"``: ``"boruvka"`` when numba is installed, else ``"hdbscan"`` when hdbscan is,
+        else ``"prim"``. The order is that of warm whole-call timings on Gaussian blobs + 10 %
+        uniform noise, n = 10,000 (``benchmarks/disco_scaling.py --methods boruvka hdbscan prim``):
+        CPU seconds 0.04 / 0.16 / 0.42 at d = 2, 0.19 / 0.89 / 1.13 at d = 10 and
+        0.92 / 2.83 / 2.99 at d = 30 (a loaded machine; see docs/disco.md).
+    core : ndarray of shape (n,), optional
+        Core distances when already computed (Prim uses them; the other methods compute their own).
+
+    Returns
+    -------
+    mst : ndarray of shape (n - 1, 3)
+        Edges ``(i, j, mr(i, j))``.
+    core : ndarray of shape (n,) or None
+        The core distances: ``core`` if given, else those computed on the way (``"boruvka"``,
+        ``"prim"``), else None.
     """
-    if method == "auto":
-        method = "boruvka" if _have_hdbscan() else "prim"
+    method = resolve_mst_method(method)
     if method == "boruvka":
-        return _mst_boruvka(X, min_points)
-    if method == "prim":
-        if core is None:
-            core = core_distances(X, min_points)
-        return _mst_prim(X, core)
-    raise ValueError(f"method must be 'auto', 'boruvka' or 'prim', got {method!r}")
+        from ._boruvka import boruvka_mst
+
+        mst, own_core = boruvka_mst(X, min_points)
+        return mst, own_core if core is None else core
+    if method == "hdbscan":
+        return _mst_hdbscan(X, min_points), core
+    if core is None:
+        core = core_distances(X, min_points)
+    return _mst_prim(X, core), core
 
 
 class DCTree:
@@ -253,9 +304,14 @@ class DCTree:
     ) -> DCTree:
         """The dc tree of a float ``(n, d)`` array (not validated; see :func:`iclr26.disco.dc_tree`).
 
-        ``core``: the core distances if already computed (they are passed to the MST search and kept).
+        ``method``: the MST method (see :func:`mutual_reachability_mst`). ``core``: the core distances
+        if already computed. The tree keeps the core distances (computed when the MST search did not
+        give them).
         """
-        return cls(X.shape[0], mutual_reachability_mst(X, min_points, method=method, core=core), core=core)
+        mst, core = mutual_reachability_mst(X, min_points, method=method, core=core)
+        if core is None:
+            core = core_distances(X, min_points)
+        return cls(X.shape[0], mst, core=core)
 
     def _rescale(self, e: int) -> None:
         """Multiply every distance by ``2**e`` (exact), after building on data scaled by ``2**-e``."""

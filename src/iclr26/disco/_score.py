@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._dctree import DCTree, core_distances
+from ._dctree import DCTree, core_distances, mutual_reachability_mst
 
 NOISE = -1
 
@@ -79,8 +79,10 @@ def disco_parts(
 
     Returns ``(scores, p_sparse, p_far, tree)``: ``p_sparse`` and ``p_far`` have shape ``(n,)`` with NaN
     at clustered points (and at every point when there is no cluster); ``tree`` is None in the
-    all-noise and one-cluster-without-noise cases, which need no distances. Core distances are
-    computed once, and only when there is noise (``p_sparse`` needs them) or Prim's MST needs them.
+    all-noise and one-cluster-without-noise cases, which need no distances. ``method``: the MST
+    method (:func:`iclr26.disco._dctree.mutual_reachability_mst`). Core distances are computed once:
+    by the MST search (``"boruvka"``, ``"prim"``), or separately when there is noise (``p_sparse``
+    needs them) and the MST came from ``"hdbscan"``.
     """
     n = X.shape[0]
     noise = labels == NOISE
@@ -92,8 +94,10 @@ def disco_parts(
     if cluster_ids.size == 1 and not noise.any():  # one cluster, no noise
         return np.zeros(n), p_sparse, p_far, None
 
-    core = core_distances(X, min_points) if noise.any() or method == "prim" else None
-    tree = DCTree.from_data(X, min_points, method=method, core=core)
+    mst, core = mutual_reachability_mst(X, min_points, method=method)
+    if core is None and noise.any():  # hdbscan's MST does not return them
+        core = core_distances(X, min_points)
+    tree = DCTree(n, mst, core=core)
     out = np.empty(n)
     if cluster_ids.size == 1:
         # One cluster plus noise: every noise point is its own (singleton) cluster for p_cluster.
