@@ -88,22 +88,6 @@ def _node_min_core(core, node_start, node_end, node_is_leaf):
 
 
 @njit(cache=True)
-def _box_distance(X, p, lo, hi, node):
-    """Lower bound on the distance from point ``p`` to any point in ``node``'s box."""
-    total = 0.0
-    for j in range(X.shape[1]):
-        x = X[p, j]
-        if x < lo[node, j]:
-            gap = lo[node, j] - x
-        elif x > hi[node, j]:
-            gap = x - hi[node, j]
-        else:
-            gap = 0.0
-        total += gap * gap
-    return np.sqrt(total)
-
-
-@njit(cache=True)
 def _box_distance2(X, p, lo, hi, node):
     """Squared lower bound on the distance from point ``p`` to any point in ``node``'s box."""
     total = 0.0
@@ -117,6 +101,12 @@ def _box_distance2(X, p, lo, hi, node):
             gap = 0.0
         total += gap * gap
     return total
+
+
+@njit(cache=True)
+def _box_distance(X, p, lo, hi, node):
+    """Lower bound on the distance from point ``p`` to any point in ``node``'s box."""
+    return np.sqrt(_box_distance2(X, p, lo, hi, node))
 
 
 @njit(cache=True)
