@@ -130,3 +130,10 @@ def test_medium_wiring_on_the_tiny_model(tmp_path, monkeypatch):
     assert len(ood) == 1 and ood[0].interval is not None
     assert set(result.metrics["icl_accuracy_after_entity_type"]) == {"base", "pmt", "lora"}
     assert set(result.metrics["n_test_per_task"]) == set(plan.tasks)
+
+
+@pytest.mark.parametrize("shape", [(30, 50), (50, 30)])
+def test_top_share_equals_the_covariance_spectrum(shape):
+    rows = experiment.np.random.default_rng(0).normal(size=shape) * experiment.np.linspace(3, 0.1, shape[1])
+    ev = experiment.np.linalg.eigvalsh(experiment.np.cov(rows, rowvar=False))[::-1]
+    assert experiment._top_share(rows) == pytest.approx(ev[: experiment.TOP_K].sum() / ev.sum(), rel=1e-9)
