@@ -307,8 +307,9 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "Prefix-Tuning reworked so prefix and input contributions no longer trade off.",
         budget_s=120.0,
-        budget_reason="SmolLM2-135M trained on CPU: 3 PEFT methods x 2 seeds x 20 steps, plus 4 x 40 x 4 "
-        "label scorings, 32 length probes, bias spectra (115 CPU-s, 113 s wall on the loaded machine)",
+        budget_reason="SmolLM2-135M trained on CPU: learning rates chosen on validation (3 methods x 4 rates "
+        "x 8 steps), then 3 methods x 2 seeds x 16 steps, label scoring in one pass per prompt, 32 length "
+        "probes, bias spectra (193 CPU-s, 494 s wall at load 8-10; not yet timed on an idle machine)",
     ),
     _E(
         "hadola",

@@ -1,56 +1,139 @@
-"""The headline experiment's plumbing on the tiny random model with a small word list."""
+"""The headline experiment's plumbing on the tiny random model: the learning-rate selection, the small
+and medium plans (medium wired through with shrunk sizes, never run at full size here)."""
 
-import json
+import dataclasses
 
 import pytest
 
 from iclr26.claims import Verdict
 from iclr26.prefixmemory_tuning import experiment
-from iclr26.prefixmemory_tuning._tasks import language_pools
 from iclr26.runtime import RunContext
 
 pytest.importorskip("peft")
-
-WORDS = {
-    "french": [("house", "maison"), ("water", "eau"), ("dog", "chien")],
-    "german": [("house", "Haus"), ("water", "Wasser"), ("dog", "Hund")],
-    "spanish": [("house", "casa"), ("water", "agua"), ("dog", "perro")],
-}
+pytest.importorskip("babel")
+pytest.importorskip("vaderSentiment")
 
 
-@pytest.fixture
-def word_lists(tmp_path, monkeypatch):
-    folder = tmp_path / "concept-vectors"
-    folder.mkdir()
-    for lang, pairs in WORDS.items():
-        rows = [
-            {"input": a + suffix, "output": b + suffix} for a, b in pairs for suffix in ("", "s", "x", "y")
-        ]
-        (folder / f"english-{lang}.json").write_text(json.dumps(rows))
-    monkeypatch.setenv("ICLR26_SHARED_DATA", str(tmp_path))
-    return folder
-
-
-def test_language_pools_drop_short_and_shared_words(word_lists):
-    pools = language_pools()
-    assert "eau" not in pools["French"] and "eaus" in pools["French"]  # 3 characters dropped
-    assert "casa" in pools["Spanish"] and "house" in pools["English"]
-    assert not set(pools["English"]) & set(pools["German"])
-    with pytest.raises(FileNotFoundError, match="english-french"):
-        language_pools(word_lists.parent)
-
-
-def test_experiment_runs_on_the_tiny_model(word_lists, tmp_path, monkeypatch):
-    monkeypatch.setattr(experiment, "STEPS", 2)
-    monkeypatch.setattr(experiment, "LENGTHS", {True: (16, 24, 32), False: (16, 24, 32)})
+def _shrink(monkeypatch, scale, **changes):
+    base = dict(n_seeds=2, steps=2, select_steps=1, n_test=8, n_val_per_class=1, lengths=(16, 24, 32))
+    plan = dataclasses.replace(experiment.PLANS[scale], **{**base, **changes})
+    monkeypatch.setitem(experiment.PLANS, scale, plan)
     monkeypatch.setattr(experiment, "N_GROUPS", 2)
-    monkeypatch.setattr(experiment, "N_TEST_PER_CLASS", {True: 3, False: 3})
-    ctx = RunContext(
-        slug="prefixmemory-tuning", out_dir=tmp_path / "out", model="tiny-random", show_progress=False
+    monkeypatch.setattr(experiment, "N_BOOT", 50)
+    monkeypatch.setattr(experiment, "N_BOOT_SPECTRUM", 20)
+    return plan
+
+
+def _ctx(tmp_path, scale):
+    return RunContext(
+        slug="prefixmemory-tuning",
+        out_dir=tmp_path / "out",
+        model="tiny-random",
+        scale=scale,
+        show_progress=False,
     )
-    result = experiment.run(ctx)
+
+
+def test_medium_plan_is_the_issues():
+    plan = experiment.PLANS["medium"]
+    assert plan.tasks == ("entity_type", "language_id", "word_sentiment")
+    assert set(plan.methods) == {"pmt", "pmt_gelu", "prefix", "lora", "full"}
+    assert plan.n_seeds == 5 and plan.lengths[-1] == 512 and plan.ood
+    assert experiment.OOD_SOURCE in plan.tasks and experiment.OOD_TARGET in plan.tasks
+    small = experiment.PLANS["small"]
+    assert len(small.tasks) == 1 and set(small.methods) == {"pmt", "prefix", "lora"} and small.steps <= 30
+    # the issue's grids: {1e-4 ... 3e-3} for LoRA/PMT, x10 for prefix
+    assert experiment.LR_GRIDS["lora"] == experiment.LR_GRIDS["pmt"] == (1e-4, 3e-4, 1e-3, 3e-3)
+    assert experiment.LR_GRIDS["prefix"] == pytest.approx([10 * lr for lr in experiment.LR_GRIDS["pmt"]])
+
+
+def test_small_run_chooses_rates_without_reading_a_test_item(tmp_path, monkeypatch):
+    plan = _shrink(monkeypatch, "small")
+    seen, selecting = [], []
+    score = experiment.label_logprobs
+
+    def recording(model, tokenizer, prompts, labels, batch_size=16):
+        if selecting:
+            seen.extend(prompts)
+        return score(model, tokenizer, prompts, labels, batch_size)
+
+    choose = experiment.choose_learning_rates
+
+    def choosing(*args, **kwargs):
+        selecting.append(True)
+        try:
+            return choose(*args, **kwargs)
+        finally:
+            selecting.clear()
+
+    monkeypatch.setattr(experiment, "label_logprobs", recording)
+    monkeypatch.setattr(experiment, "choose_learning_rates", choosing)
+    result = experiment.run(_ctx(tmp_path, "small"))
+
+    task = experiment.TASKS["language_id"]()
+    test = experiment.split_task(task, plan.n_test, _ctx(tmp_path, "small").rng(0)).test
+    test_prompts = {task.prompt(w) for w, _ in test}
+    assert len(test_prompts) == plan.n_test and seen
+    assert not set(seen) & test_prompts
+    chosen = result.metrics["learning_rates"]["language_id"]
+    assert set(chosen) == set(plan.methods)
+    assert all(chosen[m] in experiment.LR_GRIDS[m] for m in plan.methods)
+    # every grid rate was tried and its validation figures kept; the chosen one is printed in the table
+    figures = result.metrics["lr_selection"]["language_id"]["pmt"]
+    assert len(figures) == 4 and all(0 <= f["val_accuracy"] <= 1 for f in figures.values())
+    rows = {r["method"]: r for r in result.tables["accuracy"]}
+    assert rows["pmt"]["lr (chosen on validation)"] == chosen["pmt"] and "pmt" in result.notes
     measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
     assert len(measured) == 6 and all(c.interval is not None for c in measured)
-    assert {row["method"] for row in result.tables["accuracy"]} == {"base", "pmt", "prefix", "lora"}
-    assert result.metrics["learning_rates"] == experiment.LEARNING_RATES
     assert set(result.metrics["prefix_attention_mass_by_length"]) == {"16", "24", "32"}
+
+
+def test_selection_prefers_accuracy_then_cross_entropy(tiny, monkeypatch):
+    np = experiment.np
+    task = experiment.TASKS["word_sentiment"]()
+    split = experiment.split_task(task, 4, np.random.default_rng(0))
+    plan = dataclasses.replace(
+        experiment.PLANS["small"], methods=("lora",), select_steps=1, n_val_per_class=1
+    )
+    # fake training: the "model" is the rate; fake scores: the margin of the true label per rate
+    monkeypatch.setattr(experiment, "_train", lambda hf, ex, m, lr, steps, seed: type("R", (), {"model": lr}))
+    margins = {1e-4: (-1.0, -1.0), 3e-4: (20.0, -0.1), 1e-3: (0.5, 0.5), 3e-3: (0.01, 0.01)}
+
+    def scores(lr, tokenizer, task, words):
+        rows = []
+        for i, (_, y) in enumerate(words):
+            m = margins[lr][0 if i < len(words) / 2 else 1]
+            rows.append([m, 0.0] if task.labels.index(y) == 0 else [0.0, m])
+        return np.array(rows)
+
+    monkeypatch.setattr(experiment, "_scores", scores)
+    chosen, figures = experiment.choose_learning_rates(
+        tiny, task, split.train_pools, plan, np.random.default_rng(1), 0
+    )
+    f = figures["lora"]
+    # 3e-4 has the lowest cross-entropy but half the accuracy; 1e-3 and 3e-3 tie on accuracy
+    assert f[3e-4]["val_cross_entropy"] < f[1e-3]["val_cross_entropy"] < f[3e-3]["val_cross_entropy"]
+    assert f[3e-4]["val_accuracy"] == 0.5 and f[1e-3]["val_accuracy"] == f[3e-3]["val_accuracy"] == 1.0
+    assert chosen["lora"] == 1e-3
+
+
+@pytest.mark.slow
+def test_medium_wiring_on_the_tiny_model(tmp_path, monkeypatch):
+    plan = _shrink(monkeypatch, "medium")
+    result = experiment.run(_ctx(tmp_path, "medium"))
+    assert set(result.metrics["learning_rates"]) == set(plan.tasks)
+    assert all(set(c) == set(plan.methods) for c in result.metrics["learning_rates"].values())
+    assert {(r["task"], r["method"]) for r in result.tables["accuracy"]} == {
+        (t, m) for t in plan.tasks for m in ("base", *plan.methods)
+    }
+    ood = [c for c in result.claims if "in-context" in c.statement]
+    assert len(ood) == 1 and ood[0].interval is not None
+    assert set(result.metrics["icl_accuracy_after_entity_type"]) == {"base", "pmt", "lora"}
+    assert set(result.metrics["n_test_per_task"]) == set(plan.tasks)
+
+
+@pytest.mark.parametrize("shape", [(30, 50), (50, 30)])
+def test_top_share_equals_the_covariance_spectrum(shape):
+    rows = experiment.np.random.default_rng(0).normal(size=shape) * experiment.np.linspace(3, 0.1, shape[1])
+    ev = experiment.np.linalg.eigvalsh(experiment.np.cov(rows, rowvar=False))[::-1]
+    assert experiment._top_share(rows) == pytest.approx(ev[: experiment.TOP_K].sum() / ev.sum(), rel=1e-9)

@@ -130,10 +130,11 @@ def test_load_jsonl(tmp_path):
         load_jsonl(path)
 
 
-def test_label_logprobs_equal_a_per_item_computation(tiny):
+@pytest.mark.parametrize("labels", [[" Yes", " No answer"], ["a", "b", "c"]])  # sequences; one token each
+def test_label_logprobs_equal_a_per_item_computation(tiny, labels):
     from iclr26.prefixmemory_tuning import label_logprobs
 
-    prompts, labels = ["Story: Mary", "the quick brown fox"], [" Yes", " No answer"]
+    prompts = ["Story: Mary", "the quick brown fox", "You are a helpful assistant"]
     got = label_logprobs(tiny.model, tiny.tokenizer, prompts, labels, batch_size=3)
     for i, p in enumerate(prompts):
         for j, y in enumerate(labels):

@@ -5,7 +5,8 @@ Public API in peft's conventions: :class:`PrefixMemoryConfig`, :func:`get_pmt_mo
 (:func:`train_peft`) and label scoring for generative classification
 (:func:`label_logprobs`); the paper's diagnostics (:func:`memory_share`,
 :func:`prefix_attention_mass`, :func:`bias_spectrum`);
-a JSONL loader for users' classification data (:func:`load_jsonl`).
+a JSONL loader for users' classification data (:func:`load_jsonl`) and three embedded word tasks built
+from package data (:func:`entity_type_task`, :func:`language_id_task`, :func:`word_sentiment_task`).
 """
 
 from __future__ import annotations
@@ -15,6 +16,7 @@ from ._diagnostics import bias_spectrum, bias_vectors, memory_share, prefix_atte
 from ._eval import label_logprobs
 from ._memory import PrefixMemory, PrefixMemoryConfig
 from ._model import PMTModel, get_pmt_model, load_pmt, save_pmt
+from ._tasks import WordTask, entity_type_task, language_id_task, word_sentiment_task
 from ._train import METHODS, TrainResult, train
 
 __all__ = [
@@ -22,16 +24,20 @@ __all__ = [
     "PrefixMemory",
     "PrefixMemoryConfig",
     "TrainResult",
+    "WordTask",
     "bias_spectrum",
     "bias_vectors",
+    "entity_type_task",
     "get_pmt_model",
     "label_logprobs",
+    "language_id_task",
     "load_jsonl",
     "load_pmt",
     "memory_share",
     "prefix_attention_mass",
     "save_pmt",
     "train_peft",
+    "word_sentiment_task",
 ]
 
 

@@ -1,24 +1,34 @@
-"""Headline experiment: PrefixMemory-Tuning against Prefix-Tuning and LoRA on SmolLM2-135M (small only).
+"""Headline experiment: PrefixMemory-Tuning against Prefix-Tuning, LoRA (and full FT) on SmolLM2-135M.
 
-Task: 1-shot generative classification of a word's language (English / French / German / Spanish,
-words from Todd et al.'s translation lists, see :mod:`._tasks`). Per seed: one training word per class
-(drawn with the seed), every method trained on the same loader for ``STEPS`` steps, accuracy = argmax
-of the label log-probabilities on the same test words (fixed across seeds). Learning rates are fixed
-per method (the middle of the issue's grids), not tuned: see the docs page.
+Tasks: 1-shot generative classification of words (see :mod:`._tasks`; small: language identification,
+medium: entity type, language identification, word sentiment). Per task, a fixed set of test words
+(drawn once); per seed, one training word per class drawn from the other words.
 
-Claims (intervals: hierarchical bootstrap over seeds, then test words within a seed, paired):
-(1) PMT - Prefix-Tuning accuracy > 0; (2) PMT - LoRA >= -2 points; (5) PMT step time <= LoRA's
-(ratio of mean step times over the same batches); (3) Prefix-Tuning's prefix attention mass at the
-last token falls with the input length (Spearman rho < -0.8) while PMT's memory share changes by at
-most 20 % (units: groups of prompts cut from one shuffled word run to each length); (4) the top-10
-eigenvalue share of the covariance of the added bias vectors (middle layer, the test prompts' tokens)
-is larger for PMT than for Prefix-Tuning (paired on tokens). Math CFT and AlpacaEval-2: not measurable.
+Learning rates are chosen before any test item is scored, per task and method, on a validation split:
+one selection draw (its own training word per class and ``n_val_per_class`` further words of each
+training class, never test words) trained for ``select_steps`` steps at every rate of the method's grid
+(``LR_GRIDS``); the rate with the highest validation accuracy wins, ties broken by the lower validation
+cross-entropy of the true label among the labels. Every seed is then trained at the chosen rate.
+
+Claims (intervals: hierarchical bootstrap over seeds, then test words within a seed, paired; at medium
+the test words of all tasks are pooled, an equal number per task): (1) PMT - Prefix-Tuning accuracy > 0;
+(2) PMT - LoRA >= -2 points; (5) PMT step time <= LoRA's (ratio of mean step times over the same
+batches); (3) Prefix-Tuning's prefix attention mass at the last token falls with the input length
+(Spearman rho < -0.8) while PMT's memory share changes by at most 20 % (units: groups of prompts cut
+from one shuffled word run to each length; language identification); (4) the top-10 eigenvalue share of
+the covariance of the added bias vectors (middle layer, the test prompts' tokens) is larger for PMT than
+for Prefix-Tuning (paired on tokens). Medium adds the IID/OOD view: after adapting on entity type,
+3-shot in-context accuracy on language identification, PMT - LoRA >= 0 (PMT falls no more than LoRA).
+Math CFT and AlpacaEval-2: not measurable.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import numpy as np
 from scipy.stats import spearmanr
+from threadpoolctl import threadpool_limits
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
@@ -31,14 +41,29 @@ from . import (
     prefix_attention_mass,
     train_peft,
 )
-from ._tasks import LANGUAGES, language_pools, prompt
+from ._tasks import TASKS, WordTask
 
 MODEL_OPTIONS = ("model",)
-LEARNING_RATES = {"pmt": 3e-3, "prefix": 3e-2, "lora": 1e-3}
-N_TEST_PER_CLASS = {True: 10, False: 25}
-N_SEEDS = {True: 2, False: 5}
-STEPS = 20
-LENGTHS = {True: (16, 32, 64, 128), False: (16, 32, 64, 128, 256, 512)}
+#: The issue's grid for LoRA and PMT, x10 for Prefix-Tuning. Full fine-tuning changes all 135M weights
+#: rather than a low-rank or memory term, so its usual rates sit about ten times below the adapters':
+#: LoRA's grid / 10 (1e-5 ... 3e-4, the range full fine-tuning of small LMs is usually run at).
+LR_GRIDS = {
+    "pmt": (1e-4, 3e-4, 1e-3, 3e-3),
+    "pmt_gelu": (1e-4, 3e-4, 1e-3, 3e-3),
+    "prefix": (1e-3, 3e-3, 1e-2, 3e-2),
+    "lora": (1e-4, 3e-4, 1e-3, 3e-3),
+    "full": (1e-5, 3e-5, 1e-4, 3e-4),
+}
+#: method name -> (train_peft method, PMT feature map)
+METHODS = {
+    "pmt": ("pmt", "elu"),
+    "pmt_gelu": ("pmt", "gelu"),
+    "prefix": ("prefix", None),
+    "lora": ("lora", None),
+    "full": ("full", None),
+}
+DIAGNOSTIC_TASK = "language_id"
+OOD_SOURCE, OOD_TARGET, OOD_SHOTS = "entity_type", "language_id", 3
 N_GROUPS = 4
 SHARE_TOLERANCE = 0.2
 N_BOOT = 1000
@@ -46,26 +71,124 @@ N_BOOT_SPECTRUM = 100
 TOP_K = 10
 
 
-def _split(pools, n_test, rng):
-    """Fixed test words per class, and the pools left for the training draws."""
-    test = [(w, y) for y in LANGUAGES for w in rng.choice(pools[y], n_test, replace=False)]
+@dataclass(frozen=True)
+class Plan:
+    """What one scale runs: tasks, methods, seeds, steps, split sizes, probe lengths, the OOD view."""
+
+    tasks: tuple[str, ...]
+    methods: tuple[str, ...]
+    n_seeds: int
+    steps: int
+    select_steps: int
+    n_test: int
+    n_val_per_class: int
+    lengths: tuple[int, ...]
+    ood: bool
+
+
+PLANS = {
+    "small": Plan(
+        tasks=("language_id",),
+        methods=("pmt", "prefix", "lora"),
+        n_seeds=2,
+        steps=16,
+        select_steps=8,
+        n_test=40,
+        n_val_per_class=3,
+        lengths=(16, 32, 64, 128),
+        ood=False,
+    ),
+    "medium": Plan(
+        tasks=("entity_type", "language_id", "word_sentiment"),
+        methods=("pmt", "pmt_gelu", "prefix", "lora", "full"),
+        n_seeds=5,
+        steps=30,
+        select_steps=30,
+        n_test=100,
+        n_val_per_class=5,
+        lengths=(16, 32, 64, 128, 256, 512),
+        ood=True,
+    ),
+}
+
+
+@dataclass(frozen=True)
+class Split:
+    """A task's fixed test words and the pools left for training and validation draws."""
+
+    task: WordTask
+    test: list[tuple[str, str]]
+    train_pools: dict[str, list[str]]
+
+
+def split_task(task: WordTask, n_test: int, rng: np.random.Generator) -> Split:
+    """``n_test // n_labels`` test words per label (drawn once); the rest stay for training draws."""
+    per_class = n_test // len(task.labels)
+    test = [(str(w), y) for y in task.labels for w in rng.choice(task.pools[y], per_class, replace=False)]
     held = {w for w, _ in test}
-    return test, {y: [w for w in pools[y] if w not in held] for y in LANGUAGES}
+    return Split(task, test, {y: [w for w in task.pools[y] if w not in held] for y in task.labels})
 
 
-def _correct(model, tokenizer, test) -> np.ndarray:
-    """1.0 where the highest-scoring label is the right one: ``(n_test,)``."""
-    scores = label_logprobs(model, tokenizer, [prompt(w) for w, _ in test], [" " + y for y in LANGUAGES], 32)
-    return (scores.argmax(1).numpy() == np.array([LANGUAGES.index(y) for _, y in test])).astype(float)
+def _examples(task: WordTask, words: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    return [(task.prompt(w), task.completion(y)) for w, y in words]
 
 
-def _length_prompts(tokenizer, test, rng, lengths):
+def _scores(model, tokenizer, task: WordTask, words) -> np.ndarray:
+    """Label log-probabilities of each word: ``(n_words, n_labels)``."""
+    prompts = [task.prompt(w) for w, _ in words]
+    return label_logprobs(model, tokenizer, prompts, [task.completion(y) for y in task.labels], 32).numpy()
+
+
+def _correct(model, tokenizer, task: WordTask, words) -> np.ndarray:
+    """1.0 where the highest-scoring label is the right one: ``(n_words,)``."""
+    truth = np.array([task.labels.index(y) for _, y in words])
+    return (_scores(model, tokenizer, task, words).argmax(1) == truth).astype(float)
+
+
+def _train(hf, examples, method: str, lr: float, steps: int, seed: int):
+    base, feature_map = METHODS[method]
+    cfg = PrefixMemoryConfig(feature_map=feature_map) if feature_map else None
+    return train_peft(
+        hf, examples, base, epochs=steps, lr=lr, batch_size=len(examples), seed=seed, pmt_config=cfg
+    )
+
+
+def choose_learning_rates(hf, task: WordTask, train_pools, plan: Plan, rng, seed: int):
+    """Per method, the grid rate with the best validation accuracy (ties: lower validation
+    cross-entropy of the true label among the labels), and every rate's validation figures.
+
+    Sees only ``train_pools``: one training word per class and ``plan.n_val_per_class`` further words
+    of each class (the "second examples"), never a test word.
+    """
+    draw = {y: rng.choice(train_pools[y], 1 + plan.n_val_per_class, replace=False) for y in task.labels}
+    train = _examples(task, [(str(ws[0]), y) for y, ws in draw.items()])
+    val = [(str(w), y) for y, ws in draw.items() for w in ws[1:]]
+    truth = np.array([task.labels.index(y) for _, y in val])
+    chosen, figures = {}, {}
+    for method in plan.methods:
+        figures[method] = {}
+        for lr in LR_GRIDS[method]:
+            model = _train(hf, train, method, lr, plan.select_steps, seed).model
+            s = _scores(model, hf.tokenizer, task, val)
+            logp = s - np.logaddexp.reduce(s, axis=1, keepdims=True)
+            figures[method][lr] = {
+                "val_accuracy": float((s.argmax(1) == truth).mean()),
+                "val_cross_entropy": float(-logp[np.arange(len(val)), truth].mean()),
+            }
+        chosen[method] = max(
+            LR_GRIDS[method],
+            key=lambda lr, f=figures[method]: (f[lr]["val_accuracy"], -f[lr]["val_cross_entropy"]),
+        )
+    return chosen, figures
+
+
+def _length_prompts(tokenizer, split: Split, rng, lengths):
     """``N_GROUPS`` rows of prompts: a shuffled run of test words cut to each length in tokens."""
     rows = []
     for _ in range(N_GROUPS):
-        words = [w for w, _ in test]
+        words = [w for w, _ in split.test]
         ids = tokenizer(" ".join(rng.permutation(words * 8)), add_special_tokens=False)["input_ids"]
-        rows.append([prompt(tokenizer.decode(ids[: n - 6])) for n in lengths])
+        rows.append([split.task.prompt(tokenizer.decode(ids[: n - 6])) for n in lengths])
     return rows
 
 
@@ -74,44 +197,69 @@ def _by_length(fn, model, tokenizer, rows) -> np.ndarray:
     return np.array([fn(model, tokenizer, row).mean(axis=(1, 2)) for row in rows])
 
 
-def _run_seed(hf, test, train_pools, rng, seed, lengths):
-    """Per method: correctness per test word and step times; the untrained model's correctness; the
-    prefix attention mass (Prefix-Tuning) and memory share (PMT) per length group."""
-    train = [(prompt(str(rng.choice(train_pools[y]))), " " + y) for y in LANGUAGES]
-    rows = _length_prompts(hf.tokenizer, test, rng, lengths)
-    out = {"base": (_correct(hf.model, hf.tokenizer, test), [])}
-    for method, lr in LEARNING_RATES.items():
-        cfg = PrefixMemoryConfig() if method == "pmt" else None
-        res = train_peft(
-            hf, train, method, epochs=STEPS, lr=lr, batch_size=len(train), seed=seed, pmt_config=cfg
-        )
-        out[method] = (_correct(res.model, hf.tokenizer, test), res.step_times)
-        if method == "prefix":
+def _icl_correct(model, tokenizer, split: Split, demos) -> np.ndarray:
+    """``OOD_SHOTS``-shot in-context correctness on ``split``'s test words: ``(n_test,)``."""
+    task = split.task
+    context = "".join(task.prompt(w) + task.completion(y) + "\n\n" for w, y in demos)
+    words = [(w, y) for w, y in split.test]
+    prompts = [context + task.prompt(w) for w, _ in words]
+    s = label_logprobs(model, tokenizer, prompts, [task.completion(y) for y in task.labels], 8).numpy()
+    return (s.argmax(1) == np.array([task.labels.index(y) for _, y in words])).astype(float)
+
+
+def _run_seed(hf, split: Split, lrs, plan: Plan, rng, seed: int, ood: Split | None):
+    """Per method: correctness per test word and step times; the untrained model's correctness; on the
+    diagnostic task the prefix attention mass, memory share and bias vectors; with ``ood`` the
+    in-context correctness on its test words of the untrained, PMT and LoRA models."""
+    task = split.task
+    train = _examples(task, [(str(rng.choice(split.train_pools[y])), y) for y in task.labels])
+    diagnostic = task.name == DIAGNOSTIC_TASK
+    rows = _length_prompts(hf.tokenizer, split, rng, plan.lengths) if diagnostic else None
+    demos = None
+    if ood is not None:
+        picks = rng.choice(len(ood.task.labels), OOD_SHOTS, replace=False)
+        demos = [(str(rng.choice(ood.train_pools[ood.task.labels[i]])), ood.task.labels[i]) for i in picks]
+    out = {"base": (_correct(hf.model, hf.tokenizer, task, split.test), [])}
+    if demos:
+        out["icl_base"] = _icl_correct(hf.model, hf.tokenizer, ood, demos)
+    for method in plan.methods:
+        res = _train(hf, train, method, lrs[method], plan.steps, seed)
+        out[method] = (_correct(res.model, hf.tokenizer, task, split.test), res.step_times)
+        if demos and method in ("pmt", "lora"):
+            out[f"icl_{method}"] = _icl_correct(res.model, hf.tokenizer, ood, demos)
+        if diagnostic and method == "prefix":
             out["alpha"] = _by_length(prefix_attention_mass, res.model, hf.tokenizer, rows)
-        if method == "pmt":
+        if diagnostic and method == "pmt":
             out["share"] = _by_length(memory_share, res.model, hf.tokenizer, rows)
-        if method in ("pmt", "prefix"):
+        if diagnostic and method in ("pmt", "prefix"):
             layer = hf.model.config.num_hidden_layers // 2
-            out[f"bias_{method}"] = bias_vectors(res.model, hf.tokenizer, [prompt(w) for w, _ in test], layer)
-    out["bias"] = np.hstack([out.pop("bias_pmt").numpy(), out.pop("bias_prefix").numpy()])
+            prompts = [task.prompt(w) for w, _ in split.test]
+            out[f"bias_{method}"] = bias_vectors(res.model, hf.tokenizer, prompts, layer).numpy()
+    if diagnostic:
+        out["bias"] = np.hstack([out.pop("bias_pmt"), out.pop("bias_prefix")])
     return out
 
 
 def _top_share(rows: np.ndarray) -> float:
-    """Share of the top ``TOP_K`` eigenvalues in the covariance spectrum of ``rows`` ``(n, d)``."""
-    sv2 = np.linalg.svd(rows - rows.mean(0), compute_uv=False) ** 2
-    return float(sv2[:TOP_K].sum() / sv2.sum())
+    """Share of the top ``TOP_K`` eigenvalues in the covariance spectrum of ``rows`` ``(n, d)``.
+
+    The non-zero eigenvalues of ``XᵀX`` and ``XXᵀ`` are the same: the smaller Gram matrix is used.
+    """
+    x = rows - rows.mean(0)
+    ev = np.linalg.eigvalsh(x @ x.T if len(x) < x.shape[1] else x.T @ x)[::-1].clip(min=0.0)
+    return float(ev[:TOP_K].sum() / ev.sum())
 
 
 def _spectrum_claim(runs):
     """PMT - Prefix-Tuning top-10 eigenvalue share of the bias covariance, paired on the same tokens."""
     half = runs[0]["bias"].shape[1] // 2
-    est = hierarchical_bootstrap(
-        lambda g: _top_share(g[:, :half]) - _top_share(g[:, half:]),
-        [r["bias"] for r in runs],
-        n_boot=N_BOOT_SPECTRUM,
-        unit="tokens",
-    )
+    with threadpool_limits(1):  # small eigenproblems: BLAS threads only add contention
+        est = hierarchical_bootstrap(
+            lambda g: _top_share(g[:, :half]) - _top_share(g[:, half:]),
+            [np.asarray(r["bias"], dtype=np.float64) for r in runs],
+            n_boot=N_BOOT_SPECTRUM,
+            unit="tokens",
+        )
     return est.claim(
         "PMT's top-10 eigenvalue share of the bias covariance exceeds Prefix-Tuning's (middle layer)",
         ">",
@@ -147,14 +295,22 @@ def _length_claims(runs, lengths):
     ]
 
 
-def _diff_claim(runs, a, b, statement, op, reference, paper):
-    per_seed = [100.0 * (r[a][0] - r[b][0]) for r in runs]
+def _pooled(by_task, key, index=0):
+    """Per seed, ``key``'s per-item array (``index`` of its tuple) concatenated over the tasks."""
+    n_seeds = len(next(iter(by_task.values())))
+    return [np.concatenate([runs[k][key][index] for runs in by_task.values()]) for k in range(n_seeds)]
+
+
+def _diff_claim(by_task, a, b, statement, op, reference, paper):
+    per_seed = [100.0 * (x - y) for x, y in zip(_pooled(by_task, a), _pooled(by_task, b), strict=True)]
     est = hierarchical_bootstrap(np.mean, per_seed, n_boot=N_BOOT, unit="test words")
     return est.claim(statement, op, reference, paper=paper)
 
 
-def _step_claim(runs):
-    per_seed = [np.column_stack([r["pmt"][1], r["lora"][1]]) for r in runs]
+def _step_claim(by_task):
+    per_seed = [
+        np.column_stack(p) for p in zip(_pooled(by_task, "pmt", 1), _pooled(by_task, "lora", 1), strict=True)
+    ]
     est = hierarchical_bootstrap(
         lambda g: g[:, 0].mean() / g[:, 1].mean(), per_seed, n_boot=N_BOOT, unit="steps"
     )
@@ -166,13 +322,25 @@ def _step_claim(runs):
     )
 
 
+def _ood_claim(runs):
+    per_seed = [100.0 * (r["icl_pmt"] - r["icl_lora"]) for r in runs]
+    est = hierarchical_bootstrap(np.mean, per_seed, n_boot=N_BOOT, unit="test words")
+    return est.claim(
+        f"after adapting on {OOD_SOURCE}, {OOD_SHOTS}-shot in-context accuracy on {OOD_TARGET}: "
+        "PMT - LoRA (points) >= 0, i.e. PMT falls no more than LoRA",
+        ">=",
+        0.0,
+        paper="PMT stays on the IID/OOD Pareto front (BigBench -> Banking77)",
+    )
+
+
 def _mean_by_length(runs, key, lengths) -> dict[str, float]:
     """Mean over seeds and groups of one per-length diagnostic, keyed by the length."""
     means = np.mean([r[key].mean(0) for r in runs], axis=0)
     return {str(n): float(v) for n, v in zip(lengths, means, strict=True)}
 
 
-def _not_yet() -> list[Claim]:
+def _not_measurable() -> list[Claim]:
     return [
         Claim.not_measurable(
             "Math CFT on Qwen2.5-Math-7B (50K examples) and AlpacaEval-2 alignment",
@@ -182,20 +350,51 @@ def _not_yet() -> list[Claim]:
     ]
 
 
+def _accuracy_table(by_task, chosen, plan: Plan) -> list[dict]:
+    table = []
+    for name, runs in by_task.items():
+        for m in ("base", *plan.methods):
+            per_seed = [float(r[m][0].mean()) for r in runs]
+            steps = np.concatenate([r[m][1] for r in runs]) if m != "base" else None
+            table.append(
+                {
+                    "task": name,
+                    "method": m,
+                    "lr (chosen on validation)": chosen[name].get(m),
+                    "accuracy": float(np.mean(per_seed)),
+                    "per_seed": per_seed,
+                    "median_step_s": float(np.median(steps)) if steps is not None else None,
+                }
+            )
+    return table
+
+
 def run(ctx: RunContext) -> Result:
     set_torch_threads()
     hf = ctx.load_model(default="embedded")
     if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
         raise ValueError(f"model: {hf.name} is not a local transformers model; PMT trains weights")
     hf.model.eval()
-    test, train_pools = _split(language_pools(), N_TEST_PER_CLASS[ctx.small], ctx.rng(0))
-    lengths = LENGTHS[ctx.small]
-    runs = []
-    for k in ctx.progress(range(N_SEEDS[ctx.small]), N_SEEDS[ctx.small], "seeds"):
-        runs.append(_run_seed(hf, test, train_pools, ctx.rng(1 + k), ctx.seed + k, lengths))
+    plan = PLANS[ctx.scale]
+    names = plan.tasks + ((OOD_TARGET,) if plan.ood and OOD_TARGET not in plan.tasks else ())
+    splits = {n: split_task(TASKS[n](), plan.n_test, ctx.rng(i)) for i, n in enumerate(names)}
+    chosen, selection = {}, {}
+    for i, name in enumerate(plan.tasks):
+        split = splits[name]
+        chosen[name], selection[name] = choose_learning_rates(
+            hf, split.task, split.train_pools, plan, ctx.rng(100 + i), ctx.seed
+        )
+    by_task = {}
+    for i, name in enumerate(plan.tasks):
+        ood = splits[OOD_TARGET] if plan.ood and name == OOD_SOURCE else None
+        by_task[name] = [
+            _run_seed(hf, splits[name], chosen[name], plan, ctx.rng(1000 * (i + 1) + k), ctx.seed + k, ood)
+            for k in ctx.progress(range(plan.n_seeds), plan.n_seeds, f"{name} seeds")
+        ]
+    diag = by_task[DIAGNOSTIC_TASK]
     claims = [
         _diff_claim(
-            runs,
+            by_task,
             "pmt",
             "prefix",
             "PMT accuracy - Prefix-Tuning accuracy (points) > 0",
@@ -204,7 +403,7 @@ def run(ctx: RunContext) -> Result:
             "+29.4 points mean over tasks (Table 2)",
         ),
         _diff_claim(
-            runs,
+            by_task,
             "pmt",
             "lora",
             "PMT accuracy - LoRA accuracy (points) >= -2",
@@ -212,33 +411,36 @@ def run(ctx: RunContext) -> Result:
             -2.0,
             "+8.1 points mean over tasks (Table 2)",
         ),
-        _step_claim(runs),
-        *_length_claims(runs, lengths),
-        _spectrum_claim(runs),
-        *_not_yet(),
+        _step_claim(by_task),
+        *_length_claims(diag, plan.lengths),
+        _spectrum_claim(diag),
+        *([_ood_claim(by_task[OOD_SOURCE])] if plan.ood else []),
+        *_not_measurable(),
     ]
-    table = [
-        {
-            "method": m,
-            "lr": LEARNING_RATES.get(m),
-            "accuracy": float(np.mean([r[m][0].mean() for r in runs])),
-            "per_seed": [float(r[m][0].mean()) for r in runs],
-            "median_step_s": float(np.median(np.concatenate([r[m][1] for r in runs])))
-            if m != "base"
-            else None,
+    metrics = {
+        "prefix_attention_mass_by_length": _mean_by_length(diag, "alpha", plan.lengths),
+        "pmt_memory_share_by_length": _mean_by_length(diag, "share", plan.lengths),
+        "learning_rates": chosen,
+        "lr_selection": {
+            t: {m: {str(lr): f for lr, f in v.items()} for m, v in s.items()} for t, s in selection.items()
+        },
+        "lr_grids": {m: LR_GRIDS[m] for m in plan.methods},
+        "steps": plan.steps,
+        "select_steps": plan.select_steps,
+        "n_test_per_task": {n: len(s.test) for n, s in splits.items()},
+        "n_seeds": plan.n_seeds,
+        "task_sources": {n: s.task.source for n, s in splits.items()},
+    }
+    if plan.ood:
+        runs = by_task[OOD_SOURCE]
+        metrics["icl_accuracy_after_entity_type"] = {
+            m: float(np.mean([r[f"icl_{m}"].mean() for r in runs])) for m in ("base", "pmt", "lora")
         }
-        for m in ("base", *LEARNING_RATES)
-    ]
+    lr_text = "; ".join(f"{t}: " + ", ".join(f"{m} {lr:g}" for m, lr in c.items()) for t, c in chosen.items())
     return Result(
         claims,
-        metrics={
-            "prefix_attention_mass_by_length": _mean_by_length(runs, "alpha", lengths),
-            "pmt_memory_share_by_length": _mean_by_length(runs, "share", lengths),
-            "learning_rates": LEARNING_RATES,
-            "steps": STEPS,
-            "n_test": len(test),
-            "n_seeds": len(runs),
-        },
-        tables={"accuracy": table},
-        notes="1-shot language identification (4 classes) on SmolLM2-135M; learning rates fixed, not tuned.",
+        metrics=metrics,
+        tables={"accuracy": _accuracy_table(by_task, chosen, plan)},
+        notes=f"1-shot word classification on {hf.name} ({', '.join(plan.tasks)}); learning rates chosen on "
+        f"validation words of the training classes ({plan.select_steps} steps, one draw): {lr_text}.",
     )
