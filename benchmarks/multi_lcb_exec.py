@@ -1,11 +1,13 @@
 """Python test executions per second: iclr26.multi_lcb's judge beside LiveCodeBench's runner.
 
-Ours: ``Judge`` (the sandbox; each test a confined run with its own uid, cgroup, limits and folder) with
-warm Python workers (a child forked per test) and, for reference, without them (``python3`` started per
-test). LiveCodeBench (``lcb_runner/evaluation/compute_code_generation_metrics.py``): a process per
-problem (``check_correctness``: a ``multiprocessing`` Manager and Process) whose ``run_test`` execs the
-program in-process for each test under its ``reliability_guard``; measured one problem after the other
-and with their own pool, ``evaluate_generations(num_process_evaluate=W)``, at the same W as ours.
+Ours: ``Judge`` (the sandbox) with ``isolation="submission"`` (its default: one confined supervisor
+per program, set up once, the program compiled once, each test a child forked from it with its own
+pipes, limits and clock) and with ``isolation="test"`` (each test a confined run with its own uid,
+cgroup, limits and folder, in a child forked from a warm Python worker). LiveCodeBench
+(``lcb_runner/evaluation/compute_code_generation_metrics.py``): a process per problem
+(``check_correctness``: a ``multiprocessing`` Manager and Process) whose ``run_test`` execs the
+program in-process for each test under its ``reliability_guard``; measured one problem after the
+other and with their own pool, ``evaluate_generations(num_process_evaluate=W)``, at the same W as ours.
 
 Usage: ``python benchmarks/multi_lcb_exec.py --lcb DIR [--workload references|canonical]
 [--workers W] [--repeats R]``. ``--lcb`` names a LiveCodeBench checkout (the folder holding
@@ -88,10 +90,11 @@ def main() -> None:
         f"workload {a.workload}: {len(progs)} programs, {sum(len(t) for _, t in progs)} tests; "
         f"{a.workers} workers; load {os.getloadavg()[0]:.2f}"
     )
-    warm, cold = Judge(timeout=6, workers=a.workers), Judge(timeout=6, workers=a.workers, warm_workers=False)
+    per_submission = Judge(timeout=6, workers=a.workers, isolation="submission")
+    per_test = Judge(timeout=6, workers=a.workers, isolation="test")
     runners = {
-        "ours, warm workers": lambda: ours(warm, progs),
-        "ours, python3 per test": lambda: ours(cold, progs),
+        f"ours, isolation={per_submission.isolation}": lambda: ours(per_submission, progs),
+        "ours, isolation=test": lambda: ours(per_test, progs),
     }
     if a.lcb:
         sys.path.insert(0, a.lcb)
@@ -109,8 +112,8 @@ def main() -> None:
                 load = os.getloadavg()[0]
                 print(f"pass {rep + 1}  {k:<36} {n:>6} tests {rate:>8.1f} tests/s  load {load:.2f}")
     finally:
-        warm.close()
-        cold.close()
+        per_submission.close()
+        per_test.close()
     first = next(iter(runners))
     print(f"\n{'runner':<38} {'median tests/s':>14} {'all pass':>9}  agrees with {first!r}")
     for k in runners:

@@ -158,7 +158,7 @@ class Cgroup:
     """One execution's cgroup(s): memory limit without swap, a pids limit, peak memory, OOM kills."""
 
     def __init__(self, spec: CgroupSpec, memory_limit: int, pids_limit: int):
-        self.spec = spec
+        self.spec, self.pids_limit, self._peak_fd = spec, pids_limit, None
         name = f"iclr26-sandbox-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.memory = spec.memory_parent / name
         self.pids = spec.pids_parent / name
@@ -218,25 +218,55 @@ class Cgroup:
                     pass
             time.sleep(0.001)
 
+    def clear(self) -> None:
+        """Kill every process in the cgroup, if any, and allow new ones again (for the next test of a
+        submission that keeps its cgroup)."""
+        if not self._pids():
+            return
+        self.kill_all()
+        _write(str((self.memory if self.spec.version == 2 else self.pids) / "pids.max"), str(self.pids_limit))
+
+    def reset_peak(self) -> None:
+        """Start the peak over from the current usage (a submission's next test); best effort: cgroup v2
+        kernels before 6.12 cannot, and the peak then counts from the cgroup's creation."""
+        if self.spec.version == 1:
+            _write(str(self.memory / "memory.max_usage_in_bytes"), "0")
+            return
+        try:  # v2 resets the peak seen through this open file only: keep it for peak_memory
+            if self._peak_fd is None:
+                self._peak_fd = os.open(self.memory / "memory.peak", os.O_RDWR)
+            os.write(self._peak_fd, b"reset\n")
+        except OSError:
+            pass
+
     def peak_memory(self) -> int | None:
-        name = "memory.peak" if self.spec.version == 2 else "memory.max_usage_in_bytes"
         try:
+            if self._peak_fd is not None:
+                return int(os.pread(self._peak_fd, 64, 0).split()[0])
+            name = "memory.peak" if self.spec.version == 2 else "memory.max_usage_in_bytes"
             return int((self.memory / name).read_text().split()[0])
         except (OSError, ValueError, IndexError):
             return None
 
-    def oom_killed(self) -> bool:
+    def oom_kills(self) -> int:
+        """How many processes the cgroup's OOM killer has killed so far."""
         name = "memory.events" if self.spec.version == 2 else "memory.oom_control"
         try:
             for line in (self.memory / name).read_text().splitlines():
                 key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
+                if key == "oom_kill":
+                    return int(value)
         except (OSError, ValueError):
             pass
-        return False
+        return 0
+
+    def oom_killed(self) -> bool:
+        return self.oom_kills() > 0
 
     def remove(self) -> None:
+        if self._peak_fd is not None:
+            os.close(self._peak_fd)
+            self._peak_fd = None
         for d in (self.pids, self.memory):
             for _ in range(200):
                 try:
