@@ -98,6 +98,18 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
+def _read(path: str) -> str:
+    """A small kernel file's text (cgroup files: a few pids or counters; cheaper than pathlib)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    finally:
+        os.close(fd)
+
+
 def _mount_setattr(path: bytes, flags: int, attr_set: int, attr_clr: int) -> None:
     attr = _MountAttr(attr_set, attr_clr, 0, 0)
     rc = _libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path, flags, ctypes.byref(attr), ctypes.sizeof(attr))
@@ -187,11 +199,11 @@ class Cgroup:
     def mechanism(self) -> str:
         return f"cgroup-v{self.spec.version}"
 
-    def _pids(self) -> list[int]:
+    def _pids(self, files: list[str] | None = None) -> list[int]:
         found: set[int] = set()
-        for f in self.procs_files:
+        for f in self.procs_files if files is None else files:
             try:
-                found.update(int(x) for x in Path(f).read_text().split())
+                found.update(int(x) for x in _read(f).split())
             except OSError:
                 pass
         return sorted(found)
@@ -220,8 +232,9 @@ class Cgroup:
 
     def clear(self) -> None:
         """Kill every process in the cgroup, if any, and allow new ones again (for the next test of a
-        submission that keeps its cgroup)."""
-        if not self._pids():
+        submission that keeps its cgroup). Every process of a run is in the (first) memory cgroup: it
+        joins that one first."""
+        if not self._pids(self.procs_files[:1]):
             return
         self.kill_all()
         _write(str((self.memory if self.spec.version == 2 else self.pids) / "pids.max"), str(self.pids_limit))
@@ -244,7 +257,7 @@ class Cgroup:
             if self._peak_fd is not None:
                 return int(os.pread(self._peak_fd, 64, 0).split()[0])
             name = "memory.peak" if self.spec.version == 2 else "memory.max_usage_in_bytes"
-            return int((self.memory / name).read_text().split()[0])
+            return int(_read(str(self.memory / name)).split()[0])
         except (OSError, ValueError, IndexError):
             return None
 
@@ -252,7 +265,7 @@ class Cgroup:
         """How many processes the cgroup's OOM killer has killed so far."""
         name = "memory.events" if self.spec.version == 2 else "memory.oom_control"
         try:
-            for line in (self.memory / name).read_text().splitlines():
+            for line in _read(str(self.memory / name)).splitlines():
                 key, _, value = line.partition(" ")
                 if key == "oom_kill":
                     return int(value)

@@ -583,6 +583,12 @@ class Suite:
         finally:
             for fd in theirs:
                 os.close(fd)
+        killed = []
+
+        def kill_test() -> None:
+            self._kill_test()
+            killed.append(True)
+
         try:
             out, err, timed_out, output_exceeded = pump(
                 stdin_fd=in_w,
@@ -592,10 +598,11 @@ class Suite:
                 stdin=stdin,
                 deadline=start + wall_limit,
                 output_limit=output_limit,
-                on_exit=self._kill_test,
+                on_exit=kill_test,
             )
         finally:
-            self._kill_test()
+            if not killed:  # cut short (time, output) or failed: the test child may still run
+                self._kill_test()
         answer = self._receive()
         setup_error = read_available(self._errors)
         if setup_error:
