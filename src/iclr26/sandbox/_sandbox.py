@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ._class_archive import NO_ARCHIVE, build_class_archive
 from ._exec import Execution, classify, execute, rlimit_list
 from ._isolation import (
     SANDBOX_PATH,
@@ -332,6 +333,7 @@ class Sandbox:
         self._finalizer = weakref.finalize(self, _rmtree_all, [self._tmp, self._runs])  # also without close()
         self.hidden_paths = self._check_hidden(hidden_paths)
         self._programs: dict[tuple[str, str], Future] = {}
+        self._class_archives: dict[str, Future] = {}
         self._lock = threading.Lock()
         self._closed = False
         workers_possible = (
@@ -573,6 +575,28 @@ class Sandbox:
         fut.set_result(program)
         return program
 
+    def _class_archive(self, lang: Language) -> str:
+        """The run-command option for ``lang``'s class-data archive, built on first use (see
+        ``_class_archive.py``); the JVM's default where the language has none or it cannot be built."""
+        if not lang.class_archive:
+            return NO_ARCHIVE
+        with self._lock:
+            fut = self._class_archives.get(lang.name)
+            owner = fut is None
+            if owner:
+                fut = self._class_archives[lang.name] = Future()
+        if not owner:
+            return fut.result()
+        try:
+            option = build_class_archive(lang.class_archive, self._tmp, lang.name)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            with self._lock:
+                self._class_archives.pop(lang.name, None)
+            raise
+        fut.set_result(option)
+        return option
+
     def _build(self, lang: Language, src: bytes) -> Program:
         build = tempfile.mkdtemp(prefix=f"{lang.name}-", dir=self._tmp)
         os.chmod(build, 0o755)
@@ -715,7 +739,12 @@ class Sandbox:
         worker = None
         try:
             mem_mb = max(1, memory_limit // MiB)
-            values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
+            values = {
+                "build": program.build_dir,
+                "mem_mb": mem_mb,
+                "compile_mem_mb": mem_mb,
+                "class_archive": self._class_archive(lang),
+            }
             worker = self._take_worker() if warm else None
             result = self._confined(
                 expand(lang.run, **values),
@@ -784,7 +813,12 @@ class Sandbox:
         cgroup = worker = None
         try:
             mem_mb = max(1, memory_limit // MiB)
-            values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
+            values = {
+                "build": program.build_dir,
+                "mem_mb": mem_mb,
+                "compile_mem_mb": mem_mb,
+                "class_archive": self._class_archive(lang),
+            }
             if self._cgroup is not None:
                 cgroup = Cgroup(self._cgroup, memory_limit, self.processes_limit)
             cpu_limit, rlimits, mechanism = self._limits(
