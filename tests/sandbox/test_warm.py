@@ -295,7 +295,10 @@ def test_what_the_tests_of_a_submission_share(per_submission, need):
 
 def test_each_test_of_a_submission_has_its_own_clock_and_cpu_limit(per_submission, need):
     need("python")
-    spin = "import time\nlimit, t = float(input()), time.process_time()\nwhile time.process_time() - t < limit: pass\n"
+    spin = (
+        "import time\nlimit, t = float(input()), time.process_time()\n"
+        "while time.process_time() - t < limit: pass\n"
+    )
     results = per_submission.run_tests(spin, "python", ["0.1", "0.1", "0.1", "1e9", "0.01"], time_limit=2.0)
     assert [r.status for r in results] == ["ok", "ok", "ok", "timeout", "ok"]
     assert all(0.09 < r.cpu_time < 0.3 for r in results[:3])  # each test's own, not the sum
@@ -322,3 +325,25 @@ def test_isolation_is_checked_and_falls_back_where_workers_cannot_run(monkeypatc
     monkeypatch.setattr(os, "getuid", lambda: 1000)  # a non-root caller: a run's uid is the worker's
     with Sandbox(**LIMITS, isolation="submission") as sb:
         assert sb.isolation == "test"
+
+
+SYSV_SEGMENT = (
+    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nflags = int(input())\n"
+    "print(libc.shmget(0x1C1A26, 4096, flags) >= 0, ctypes.get_errno())\n"
+)
+
+
+@pytest.mark.parametrize(
+    "mode, warm, native",
+    [("test", False, True), ("test", False, False), ("test", True, True), ("submission", True, True)],
+)
+def test_ipc_objects_do_not_outlive_their_run(mode, warm, native, need):
+    """A System V segment made with mode 0666 (it outlives its creator) is not there for a later run,
+    nor for a later test of the same submission: each run has an IPC namespace of its own."""
+    need("python")
+    create, open_existing = f"{0o1666}\n", "0\n"
+    with Sandbox(**LIMITS, isolation=mode, warm_workers=warm, native_launcher=native) as sb:
+        made, found = sb.run_tests(SYSV_SEGMENT, "python", [create, open_existing])
+        later = sb.run(SYSV_SEGMENT, "python", open_existing)
+    assert made.stdout == "True 0\n"
+    assert found.stdout == later.stdout == "False 2\n"  # ENOENT

@@ -25,6 +25,7 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -360,7 +361,9 @@ class Confinement:
             in_userns = self.uid != 0
             # Without root, the run keeps the caller's uid outside its user namespace and could signal
             # the caller: a PID namespace makes every process outside it unreachable.
-            flags = CLONE_NEWNS | CLONE_NEWNET | (CLONE_NEWUSER | CLONE_NEWPID if in_userns else 0)
+            flags = (
+                CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (CLONE_NEWUSER | CLONE_NEWPID if in_userns else 0)
+            )
             _check(_libc.unshare(flags), "unshare")
             if in_userns:
                 _write("/proc/self/setgroups", "deny")

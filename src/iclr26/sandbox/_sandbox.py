@@ -375,9 +375,9 @@ class Sandbox:
     def _isolation_text(self) -> str:
         if self.network_mode == "namespace":
             if self._root:
-                return "namespaces (new network + mount namespace, read-only file system), own uid"
+                return "namespaces (new network + mount + IPC namespace, read-only file system), own uid"
             return (
-                "namespaces (new user + network + mount + PID namespace, read-only file system), "
+                "namespaces (new user + network + mount + IPC + PID namespace, read-only file system), "
                 "no capabilities"
             )
         if self.network_mode == "bubblewrap":

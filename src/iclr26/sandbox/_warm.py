@@ -52,10 +52,15 @@ import importlib.machinery
 
 _libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+CLONE_NEWIPC = 0x08000000
 
 
 def _drop_privileges(uid, rlimits):
-    """The run's rlimits, umask, its own uid and gid without supplementary groups, no new privileges."""
+    """A System V IPC namespace of its own (IPC objects outlive their creator: a shared namespace would
+    let a run leave one for a later run), the run's rlimits, umask, its own uid and gid without
+    supplementary groups, no new privileges."""
+    if _libc.unshare(CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC)")
     for res, limit in rlimits:
         resource.setrlimit(res, (limit, limit + 1 if res == resource.RLIMIT_CPU else limit))
     os.umask(0o022)
