@@ -1,11 +1,13 @@
 """Python test executions per second: iclr26.multi_lcb's judge beside LiveCodeBench's runner.
 
-Ours: ``Judge`` (the sandbox; each test a confined run with its own uid, cgroup, limits and folder) with
-warm Python workers (a child forked per test) and, for reference, without them (``python3`` started per
-test). LiveCodeBench (``lcb_runner/evaluation/compute_code_generation_metrics.py``): a process per
-problem (``check_correctness``: a ``multiprocessing`` Manager and Process) whose ``run_test`` execs the
-program in-process for each test under its ``reliability_guard``; measured one problem after the other
-and with their own pool, ``evaluate_generations(num_process_evaluate=W)``, at the same W as ours.
+Ours: ``Judge`` (the sandbox) with ``isolation="submission"`` (its default: one confined supervisor
+per program, set up once, the program compiled once, each test a child forked from it with its own
+pipes, limits and clock) and with ``isolation="test"`` (each test a confined run with its own uid,
+cgroup, limits and folder, in a child forked from a warm Python worker). LiveCodeBench
+(``lcb_runner/evaluation/compute_code_generation_metrics.py``): a process per problem
+(``check_correctness``: a ``multiprocessing`` Manager and Process) whose ``run_test`` execs the
+program in-process for each test under its ``reliability_guard``; measured one problem after the
+other and with their own pool, ``evaluate_generations(num_process_evaluate=W)``, at the same W as ours.
 
 Usage: ``python benchmarks/multi_lcb_exec.py --lcb DIR [--workload references|canonical]
 [--workers W] [--repeats R]``. ``--lcb`` names a LiveCodeBench checkout (the folder holding
@@ -13,7 +15,11 @@ Usage: ``python benchmarks/multi_lcb_exec.py --lcb DIR [--workload references|ca
 20 problems, 203 tests) or ``canonical`` (HumanEval's canonical solutions as STDIN/STDOUT programs,
 157 problems, 1,474 tests; the 7 that fail conversion-invariance or conversion are left out as they are
 in the experiment). Each runner does a warm-up pass (syntax checks cached, workers started), then R
-timed passes, alternating runners; prints every pass, the median rates and the median ratio.
+timed passes, alternating runners; prints every pass, the median rates and the median ratio, and the
+CPU seconds per test of each runner (this process, every process it waited for, and every live
+descendant with the children it waited for: our warm workers and the tests they forked): on a
+shared machine the rate depends on the other jobs, the CPU per test much less, and the ratio of CPU
+per test is the ratio of rates that two idle cores kept busy would give.
 """
 
 from __future__ import annotations
@@ -21,9 +27,40 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import statistics
 import sys
 import time
+
+
+def tree_cpu() -> float:
+    """CPU seconds used so far by this process, the children it waited for, and every live
+    descendant (user + system, with the children each waited for)."""
+    total = 0.0
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        r = resource.getrusage(who)
+        total += r.ru_utime + r.ru_stime
+    parent, ticks = {}, {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        parent[int(entry)] = int(fields[1])
+        ticks[int(entry)] = sum(int(x) for x in fields[11:15])  # utime stime cutime cstime
+    mine = {os.getpid()}
+    grew = True
+    while grew:
+        grew = False
+        for pid, ppid in parent.items():
+            if ppid in mine and pid not in mine:
+                mine.add(pid)
+                grew = True
+    mine.discard(os.getpid())
+    return total + sum(ticks[p] for p in mine) / os.sysconf("SC_CLK_TCK")
 
 
 def workload(name: str):
@@ -88,39 +125,59 @@ def main() -> None:
         f"workload {a.workload}: {len(progs)} programs, {sum(len(t) for _, t in progs)} tests; "
         f"{a.workers} workers; load {os.getloadavg()[0]:.2f}"
     )
-    warm, cold = Judge(timeout=6, workers=a.workers), Judge(timeout=6, workers=a.workers, warm_workers=False)
+    per_submission = Judge(timeout=6, workers=a.workers, isolation="submission")
+    per_test = Judge(timeout=6, workers=a.workers, isolation="test")
     runners = {
-        "ours, warm workers": lambda: ours(warm, progs),
-        "ours, python3 per test": lambda: ours(cold, progs),
+        f"ours, isolation={per_submission.isolation}": lambda: ours(per_submission, progs),
+        "ours, isolation=test": lambda: ours(per_test, progs),
     }
     if a.lcb:
         sys.path.insert(0, a.lcb)
         runners["lcb check_correctness, serial"] = lambda: lcb_serial(progs)
         runners[f"lcb evaluate_generations, {a.workers} procs"] = lambda: lcb_pool(progs, a.workers)
     rates: dict[str, list[float]] = {k: [] for k in runners}
+    cpu_per_test: dict[str, list[float]] = {k: [] for k in runners}
     passed: dict[str, list[bool]] = {}
     try:
         for k, f in runners.items():  # warm-up: syntax checks cached, workers started
             passed[k] = f()[2]
         for rep in range(a.repeats):
             for k, f in runners.items():
+                cpu0 = tree_cpu()
                 rate, n, ok = f()
+                cpu_per_test[k].append((tree_cpu() - cpu0) / n)
                 rates[k].append(rate)
                 load = os.getloadavg()[0]
-                print(f"pass {rep + 1}  {k:<36} {n:>6} tests {rate:>8.1f} tests/s  load {load:.2f}")
+                print(
+                    f"pass {rep + 1}  {k:<36} {n:>6} tests {rate:>8.1f} tests/s "
+                    f"{cpu_per_test[k][-1] * 1000:>6.2f} CPU-ms/test  load {load:.2f}",
+                    flush=True,
+                )
     finally:
-        warm.close()
-        cold.close()
+        per_submission.close()
+        per_test.close()
     first = next(iter(runners))
-    print(f"\n{'runner':<38} {'median tests/s':>14} {'all pass':>9}  agrees with {first!r}")
+    print(
+        f"\n{'runner':<38} {'median tests/s':>14} {'CPU-ms/test':>11} {'all pass':>9}  agrees with {first!r}"
+    )
     for k in runners:
         agree = passed[k] == passed[first]
-        print(f"{k:<38} {statistics.median(rates[k]):>14.1f} {sum(passed[k]):>4}/{len(progs):<4}  {agree}")
+        cpu_ms = statistics.median(cpu_per_test[k]) * 1000
+        print(
+            f"{k:<38} {statistics.median(rates[k]):>14.1f} {cpu_ms:>11.2f} "
+            f"{sum(passed[k]):>4}/{len(progs):<4}  {agree}"
+        )
     for k in list(runners)[1:]:
         ratios = [x / y for x, y in zip(rates[first], rates[k])]
         print(
             f"ratio {first} / {k}: median {statistics.median(ratios):.2f} (passes: "
             + ", ".join(f"{r:.2f}" for r in ratios)
+            + ")"
+        )
+        cpu_ratios = [y / x for x, y in zip(cpu_per_test[first], cpu_per_test[k])]
+        print(
+            f"CPU per test, {k} / {first}: median {statistics.median(cpu_ratios):.2f} (passes: "
+            + ", ".join(f"{r:.2f}" for r in cpu_ratios)
             + ")"
         )
 

@@ -1,7 +1,8 @@
 """The issue's bar: "a 164-problem x 12-language run of reference programs completes in < 10 min on 2
 cores (compile cache warm)", measured as far as our programs allow.
 
-What runs (per available language, one ``Judge`` with warm Python workers, its pool sized to the CPUs):
+What runs (per available language, one ``Judge`` with its defaults: isolation per submission where the
+sandbox offers it, its pool sized to the CPUs):
 
 - Python: the real run. HumanEval's canonical solutions as STDIN/STDOUT programs on every converted
   test: 157 of the 164 problems (the other 7 do not convert; docs/multi-lcb.md), 1,474 tests.
@@ -11,12 +12,14 @@ What runs (per available language, one ``Judge`` with warm Python workers, its p
   dominated, like most of HumanEval's, by the runtime's start-up. It is a stand-in for the other 137
   problems' programs, not those programs.
 
-"Compile cache warm": every program is compiled (or syntax-checked) before the clock starts; the
-compile time of the 20 programs is printed beside the run. Prints per-language versions, executions,
+"Compile cache warm": every program is compiled (or syntax-checked) and run on its first test before the
+clock starts (for Scala this also builds the sandbox's class-data archive); that time, for the 20
+programs, is printed beside the run. Prints per-language versions, executions,
 passes, seconds and executions per second, the total, and the load average before and after. Also the
 CPU seconds each language's run used (this process and every process it or its warm workers waited
-for: the programs, the JVMs' threads; one ``Judge`` per language, closed before reading, so that warm
-Python workers' children are counted; for Python this includes the 157 warm-up runs): on a shared
+for: the programs, the JVMs' threads; one ``Judge`` per language, closed before reading, so that the
+warm workers' children, the tests of every language with isolation per submission, are counted; this
+includes the warm-up runs, one per program, that ran in the same workers): on a shared
 machine the wall time depends on the load, the CPU time much less, and CPU / cores bounds the wall
 time an idle machine of that many cores would need from below.
 

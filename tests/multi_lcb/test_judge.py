@@ -103,12 +103,15 @@ def test_conversion_invariance_sample(judge, problems):
     }
 
 
-def test_warm_workers_give_the_same_verdicts(judge, problems):
-    """The whole Python reference set and the failure verdicts: warm workers (the judge's default) and a
-    fresh python3 per test agree on every verdict and message."""
+def test_isolation_modes_give_the_same_verdicts(problems):
+    """The whole Python reference set and the failure verdicts: one supervisor per program
+    (``isolation="submission"``, the judge's default as root), and a confined run per test from a warm
+    worker or a fresh python3 agree on every verdict and message."""
+    import os
+
     failing = [
-        ("print(int(input()) * 3)", [("2\n", "4\n")]),  # WA
-        ("while True: pass", [("", "")]),  # TLE
+        ("print(int(input()) * 3)", [("2\n", "4\n"), ("3\n", "9\n")]),  # WA, then OK
+        ("while True: pass", [("", ""), ("", "")]),  # TLE
         ("x = bytearray(4 << 30)\nprint(len(x))", [("", "")]),  # MLE
         ("raise SystemExit(3)", [("", "")]),  # RE
         ("def f(:\n", [("", "")]),  # CE
@@ -117,9 +120,16 @@ def test_warm_workers_give_the_same_verdicts(judge, problems):
     programs = [(reference_program(t, "python"), "python", problems[t].tests) for t in REFERENCE_TASKS]
     programs += [(code, "python", tests) for code, tests in failing]
     limits = dict(timeout=2, memory_limit=256 << 20, workers=2)  # MLE well before TLE, even under load
-    with Judge(**limits, warm_workers=False) as cold, Judge(**limits) as warm:
-        got = [j.run_many(programs) for j in (warm, cold)]
-        builds = [{j._sb.compile(c, "python").build_dir for c, _, _ in programs if c} for j in (warm, cold)]
+    with (
+        Judge(**limits) as per_submission,
+        Judge(**limits, isolation="test") as warm,
+        Judge(**limits, isolation="test", warm_workers=False) as cold,
+    ):
+        judges = (per_submission, warm, cold)
+        if os.getuid() == 0:
+            assert per_submission.isolation == "submission" and warm.isolation == "test"
+        got = [j.run_many(programs) for j in judges]
+        builds = [{j._sb.compile(c, "python").build_dir for c, _, _ in programs if c} for j in judges]
 
     def strip(verdicts, dirs):
         out = []
@@ -130,8 +140,15 @@ def test_warm_workers_give_the_same_verdicts(judge, problems):
             out.append((v.verdict, message))
         return out
 
-    warm_v = [strip(r, builds[0]) for r in got[0]]
-    cold_v = [strip(r, builds[1]) for r in got[1]]
-    assert warm_v == cold_v
-    assert [r[0][0] for r in warm_v[-6:]] == ["WA", "TLE", "MLE", "RE", "CE", "CE"]
-    assert sum(len(r) for r in warm_v[:-6]) >= 200 and all(v == "OK" for r in warm_v[:-6] for v, _ in r)
+    stripped = [[strip(r, dirs) for r in verdicts] for verdicts, dirs in zip(got, builds)]
+    assert stripped[0] == stripped[1] == stripped[2]
+    first = stripped[0]
+    assert [[v for v, _ in r] for r in first[-6:]] == [
+        ["WA", "OK"],
+        ["TLE", "TLE"],
+        ["MLE"],
+        ["RE"],
+        ["CE"],
+        ["CE"],
+    ]
+    assert sum(len(r) for r in first[:-6]) >= 200 and all(v == "OK" for r in first[:-6] for v, _ in r)

@@ -392,3 +392,44 @@ def test_bad_hidden_paths():
         Sandbox(hidden_paths=["relative/dir"])
     with pytest.raises(ValueError, match="contains the sandbox"):
         Sandbox(hidden_paths=["/tmp"] if os.path.realpath("/tmp") == "/tmp" else ["/"])
+
+
+def test_a_class_data_archive_is_not_made_without_its_jars(tmp_path):
+    from iclr26.sandbox._class_archive import NO_ARCHIVE, build_class_archive
+
+    assert build_class_archive(("/nonexistent/library.jar",), str(tmp_path), "x") == NO_ARCHIVE
+    assert build_class_archive((), str(tmp_path), "x") == NO_ARCHIVE
+
+
+@pytest.mark.slow
+def test_scala_classes_load_from_the_class_data_archive(tmp_path, need):
+    """The archive holds scala-library's classes and the JVM maps them with the run command's class
+    path (-Xshare:on: the JVM fails instead of ignoring an archive it cannot use)."""
+    from iclr26.sandbox._class_archive import build_class_archive
+
+    need("scala")
+    lang = get_language("scala")
+    option = build_class_archive(lang.class_archive, str(tmp_path), "scala")
+    assert option == f"-XX:SharedArchiveFile={tmp_path / 'scala.jsa'}"
+    assert lang.run[lang.run.index("-cp") + 1].startswith(":".join(lang.class_archive) + ":")
+    probe = tmp_path / "Probe.java"
+    probe.write_text(
+        "public class Probe { public static void main(String[] a) throws Exception {"
+        ' Class.forName("scala.collection.immutable.List"); } }'
+    )
+    r = subprocess.run(
+        [
+            "java",
+            "-Xshare:on",
+            option,
+            "-Xlog:class+load=info",
+            "-cp",
+            ":".join(lang.class_archive),
+            str(probe),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert r.returncode == 0, r.stderr
+    assert "scala.collection.immutable.List source: shared objects file" in r.stdout

@@ -1,4 +1,5 @@
-"""Warm Python workers: the same outcomes as a fresh ``python3`` per run, and no weaker isolation."""
+"""Warm Python workers and isolation per submission: the same outcomes as a fresh ``python3`` (or a
+launched program) per run; what the tests of one submission share, and what they do not."""
 
 import os
 import subprocess
@@ -6,8 +7,8 @@ import time
 
 import pytest
 
-from iclr26.sandbox import Sandbox
-from iclr26.sandbox._sandbox import WARM_NOTE
+from iclr26.sandbox import Job, Sandbox
+from iclr26.sandbox._sandbox import SUBMISSION_NOTE, WARM_NOTE
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="warm workers are used as root only")
 # 2 s and 128 MiB: a fresh interpreter that fills its memory must reach the limit before the clock on a
@@ -76,7 +77,17 @@ def pair():
         yield warm, cold
 
 
-def test_warm_and_fresh_interpreters_give_the_same_outcomes(pair, need):
+@pytest.fixture(scope="module")
+def per_submission():
+    with Sandbox(**LIMITS, isolation="submission") as sb:
+        assert sb.isolation == "submission"
+        yield sb
+
+
+def test_warm_and_fresh_interpreters_give_the_same_outcomes(pair, per_submission, need):
+    """Warm per-test runs, and each program as a submission of two identical tests (each test a
+    child of the submission's supervisor; the second after whatever the first did), match a fresh
+    ``python3`` per run."""
     need("python")
     warm, cold = pair
     names = list(PROGRAMS)
@@ -88,8 +99,13 @@ def test_warm_and_fresh_interpreters_give_the_same_outcomes(pair, need):
             n: _outcome(r, sb.compile(src, "python").build_dir)
             for n, r, (src, _, _) in zip(names, results, jobs)
         }
-    for n in names:
+    twice = per_submission.run_many([job for job in jobs for _ in range(2)], workers=2)
+    for i, n in enumerate(names):
         assert got[warm][n] == got[cold][n], n
+        build = per_submission.compile(jobs[i][0], "python").build_dir
+        first, second = twice[2 * i : 2 * i + 2]
+        assert _outcome(first, build) == _outcome(second, build) == got[cold][n], n
+        assert first.isolation.endswith(SUBMISSION_NOTE) or first.status == "compile_error"
     expected = {"loop": "timeout", "alloc": "memory", "print_flood": "output_limit", "segv": "runtime_error"}
     for n, status in expected.items():
         assert got[warm][n][0] == status, n
@@ -160,3 +176,174 @@ def test_close_stops_the_workers(need):
 def test_warm_workers_must_be_a_bool():
     with pytest.raises(ValueError, match="warm_workers"):
         Sandbox(warm_workers="yes")
+
+
+# A submission's tests (isolation="submission"): each its own process, clock and limits; what one
+# test leaves behind other than files in the shared folder does not reach the next.
+C_PROGRAMS = {
+    "echo": (
+        '#include <stdio.h>\nint main(){int x; while(scanf("%d",&x)==1) printf("%d\\n",2*x);}\n',
+        "1\n2\n",
+    ),
+    "exit_code": ("int main(){return 3;}\n", ""),
+    "segv": ("int main(){volatile int *p = 0; *p = 1; return 0;}\n", ""),
+    "loop": ("int main(){for(;;);}\n", ""),
+    "alloc": (
+        "#include <stdlib.h>\n#include <string.h>\n"
+        "int main(){for(;;){char *p = malloc(1 << 20); if(!p) return 1; memset(p, 1, 1 << 20);}}\n",
+        "",
+    ),
+    "flood": (
+        "#include <stdio.h>\n#include <string.h>\n"
+        "int main(){static char b[1 << 20]; memset(b, 'x', sizeof b);"
+        " for(int i = 0; i < 64; i++) fwrite(b, 1, sizeof b, stdout);}\n",
+        "",
+    ),
+    "fork_bomb": ("#include <unistd.h>\nint main(){for(;;) fork();}\n", ""),
+    "network": (
+        "#include <stdio.h>\n#include <string.h>\n#include <errno.h>\n#include <arpa/inet.h>\n"
+        "#include <sys/socket.h>\nint main(){int s = socket(AF_INET, SOCK_STREAM, 0);"
+        " struct sockaddr_in a = {0}; a.sin_family = AF_INET; a.sin_port = htons(9);"
+        " a.sin_addr.s_addr = htonl(0x7f000001);"
+        ' if(connect(s, (struct sockaddr*)&a, sizeof a)){printf("%s\\n", strerror(errno)); return 1;}'
+        " return 0;}\n",
+        "",
+    ),
+    # what a launched program starts with: ignored/blocked signals, privileges, limits
+    "process": (
+        "#include <stdio.h>\n#include <string.h>\n#include <unistd.h>\n#include <sys/stat.h>\n"
+        'int main(){char l[256]; FILE *f = fopen("/proc/self/status", "r");'
+        ' while(fgets(l, sizeof l, f)) if(!strncmp(l, "Sig", 3) || !strncmp(l, "Cap", 3)'
+        ' || !strncmp(l, "NoNewPrivs", 10) || !strncmp(l, "Groups", 6)) fputs(l, stdout);'
+        ' f = fopen("/proc/self/limits", "r"); while(fgets(l, sizeof l, f)) fputs(l, stdout);'
+        ' printf("umask %o uid>0 %d fds", umask(0), getuid() > 0);'
+        ' for(int fd = 0; fd < 64; fd++){struct stat st; if(!fstat(fd, &st)) printf(" %d", fd);}'
+        ' puts(""); return 0;}\n',
+        "",
+    ),
+}
+
+
+def _c_outcome(result):
+    if result.status in ("timeout", "memory", "output_limit"):
+        return (result.status,)
+    return result.status, result.exit_code, result.signal, result.stdout, result.stderr
+
+
+def test_launched_programs_give_the_same_outcomes_per_submission(per_submission, need):
+    """A compiled program exec'd in each test's child: the same outcomes (and the same signal
+    dispositions, capabilities, limits and descriptors) as a launched run of its own."""
+    need("c")
+    names = list(C_PROGRAMS)
+    jobs = [(C_PROGRAMS[n][0], "c", C_PROGRAMS[n][1]) for n in names]
+    with Sandbox(**LIMITS) as per_test:
+        fresh = per_test.run_many(jobs, workers=2)
+    twice = per_submission.run_many([job for job in jobs for _ in range(2)], workers=2)
+    for i, n in enumerate(names):
+        assert _c_outcome(twice[2 * i]) == _c_outcome(twice[2 * i + 1]) == _c_outcome(fresh[i]), n
+    got = dict(zip(names, fresh))
+    assert [got[n].status for n in ("loop", "alloc", "flood", "segv")] == [
+        "timeout",
+        "memory",
+        "output_limit",
+        "runtime_error",
+    ]
+    assert got["echo"].stdout == "2\n4\n" and "unreachable" in got["network"].stdout
+    assert "SigIgn:\t0000000000000000" in got["process"].stdout  # SIGPIPE and SIGXFSZ not inherited
+
+
+def test_what_the_tests_of_a_submission_share(per_submission, need):
+    """Shared: the folder (files an earlier test wrote) and the uid. Not shared: the program's memory
+    (each test starts from the compiled program), processes (all killed between tests, so their
+    memory is freed before the next test's limit counts), the clock."""
+    need("python")
+    src = (
+        "import builtins, os, sys\n"
+        "step = input()\n"
+        "print(os.getuid(), sorted(os.listdir('.')), hasattr(builtins, 'planted'))\n"
+        "builtins.planted = True\n"
+        "if step == 'leave':\n"
+        "    pid = os.fork()\n"
+        "    if pid == 0:\n"
+        "        os.setsid()\n"
+        "        hold = bytearray(80 << 20)\n"  # 80 MiB of 128: a second one would not fit
+        "        import time; time.sleep(30)\n"
+        "        os._exit(0)\n"
+        "    open('pid', 'w').write(str(pid))\n"
+        "    import time; time.sleep(0.3)\n"
+        "else:\n"
+        "    pid = int(open('pid').read())\n"
+        "    try:\n"  # killed: gone, or a zombie until the init it was left to reaps it
+        "        print('alive' if open(f'/proc/{pid}/stat').read().split()[2] != 'Z' else 'gone')\n"
+        "    except FileNotFoundError:\n"
+        "        print('gone')\n"
+        "    try:\n"
+        "        os.kill(os.getppid(), 9); print('sent')\n"  # the supervisor is root: refused
+        "    except PermissionError:\n"
+        "        print('refused')\n"
+        "    hold = bytearray(80 << 20)\n"
+        "    print(len(hold) >> 20)\n"
+    )
+    first, second, third = per_submission.run_tests(src, "python", ["leave\n", "check\n", "check\n"])
+    assert first.status == "ok", first
+    uid, listing, planted = first.stdout.split("\n")[0].split(" ", 1)[0], "[]", "False"
+    assert first.stdout.split("\n")[0] == f"{uid} {listing} {planted}"
+    for later in (second, third):
+        assert later.status == "ok", later
+        assert later.stdout.split("\n") == [f"{uid} ['pid'] False", "gone", "refused", "80", ""]
+
+
+def test_each_test_of_a_submission_has_its_own_clock_and_cpu_limit(per_submission, need):
+    need("python")
+    spin = (
+        "import time\nlimit, t = float(input()), time.process_time()\n"
+        "while time.process_time() - t < limit: pass\n"
+    )
+    results = per_submission.run_tests(spin, "python", ["0.1", "0.1", "0.1", "1e9", "0.01"], time_limit=2.0)
+    assert [r.status for r in results] == ["ok", "ok", "ok", "timeout", "ok"]
+    assert all(0.09 < r.cpu_time < 0.3 for r in results[:3])  # each test's own, not the sum
+
+
+def test_run_many_groups_jobs_by_program(per_submission, need):
+    need("python")
+    a, b = "print('a', input())", "print('b', input())"
+    jobs = [(a, "python", "1"), (b, "python", "2"), (a, "python", "3"), (b, "python", "4")]
+    jobs.append(Job(a, "python", "5", files={"f": "x"}))
+    results = per_submission.run_many(jobs, workers=2)
+    assert [r.stdout for r in results] == ["a 1\n", "b 2\n", "a 3\n", "b 4\n", "a 5\n"]
+    assert per_submission.run_tests(a, "python", []) == []
+
+
+def test_isolation_is_checked_and_falls_back_where_workers_cannot_run(monkeypatch):
+    with pytest.raises(ValueError, match="isolation must be 'test' or 'submission'"):
+        Sandbox(isolation="process")
+    with Sandbox(**LIMITS, isolation="submission") as sb:
+        with pytest.raises(ValueError, match="inputs must be an iterable"):
+            sb.run_tests("print(1)", "python", "1\n")
+        with pytest.raises(ValueError, match=r"inputs\[1\] must be str or bytes"):
+            sb.run_tests("print(1)", "python", ["1", 2])
+    monkeypatch.setattr(os, "getuid", lambda: 1000)  # a non-root caller: a run's uid is the worker's
+    with Sandbox(**LIMITS, isolation="submission") as sb:
+        assert sb.isolation == "test"
+
+
+SYSV_SEGMENT = (
+    "import ctypes\nlibc = ctypes.CDLL(None, use_errno=True)\nflags = int(input())\n"
+    "print(libc.shmget(0x1C1A26, 4096, flags) >= 0, ctypes.get_errno())\n"
+)
+
+
+@pytest.mark.parametrize(
+    "mode, warm, native",
+    [("test", False, True), ("test", False, False), ("test", True, True), ("submission", True, True)],
+)
+def test_ipc_objects_do_not_outlive_their_run(mode, warm, native, need):
+    """A System V segment made with mode 0666 (it outlives its creator) is not there for a later run,
+    nor for a later test of the same submission: each run has an IPC namespace of its own."""
+    need("python")
+    create, open_existing = f"{0o1666}\n", "0\n"
+    with Sandbox(**LIMITS, isolation=mode, warm_workers=warm, native_launcher=native) as sb:
+        made, found = sb.run_tests(SYSV_SEGMENT, "python", [create, open_existing])
+        later = sb.run(SYSV_SEGMENT, "python", open_existing)
+    assert made.stdout == "True 0\n"
+    assert found.stdout == later.stdout == "False 2\n"  # ENOENT

@@ -46,7 +46,8 @@ def _verdict(execution, expected: str) -> TestVerdict:
 
 class Judge:
     """A sandbox held open for many programs: each distinct program is compiled once (cached by a hash
-    of its source), tests run on a worker pool sized to the CPUs.
+    of its source), tests run on a worker pool sized to the CPUs, each program's tests in one
+    confined supervisor where the sandbox offers it (``isolation="submission"``).
 
     Parameters
     ----------
@@ -59,7 +60,13 @@ class Judge:
     warm_workers : bool
         Python programs run in children forked from warm interpreters, one per thread
         (``Sandbox(warm_workers=True)``: same limits and verdicts, no interpreter start-up per test);
-        False starts ``python3`` for every test.
+        False starts ``python3`` for every test (with ``isolation="test"``).
+    isolation : str
+        ``"submission"``: the tests of one program share one confined supervisor, set up once, and
+        each runs in a child forked from it (its own process, pipes, limits and clock; the program's
+        tests share its uid, folder and cgroup; docs/sandbox.md); used where the sandbox offers it
+        (as root with namespaces), else ``"test"``. ``"test"``: every test is a confined run of its
+        own. Verdicts are the same.
     """
 
     def __init__(
@@ -69,6 +76,7 @@ class Judge:
         memory_limit: int = 1024 * MiB,
         workers: int | None = None,
         warm_workers: bool = True,
+        isolation: str = "submission",
     ):
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be a number > 0, got {timeout!r}")
@@ -80,7 +88,13 @@ class Judge:
             memory_limit=memory_limit,
             output_limit=16 * MiB,
             warm_workers=warm_workers,
+            isolation=isolation,
         )
+
+    @property
+    def isolation(self) -> str:
+        """The isolation in effect (``"submission"`` falls back to ``"test"`` where not offered)."""
+        return self._sb.isolation
 
     def run_many(self, programs) -> list[list[TestVerdict]]:
         """``programs``: ``(code, language, tests)`` triples (``tests``: ``(input, output)`` pairs).

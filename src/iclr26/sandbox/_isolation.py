@@ -25,6 +25,7 @@ _libc = ctypes.CDLL(ctypes.util.find_library("c") or None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
 
 CLONE_NEWNS = 0x00020000
+CLONE_NEWIPC = 0x08000000
 CLONE_NEWUSER = 0x10000000
 CLONE_NEWPID = 0x20000000
 CLONE_NEWNET = 0x40000000
@@ -98,6 +99,18 @@ def _write(path: str, text: str) -> None:
         os.close(fd)
 
 
+def _read(path: str) -> str:
+    """A small kernel file's text (cgroup files: a few pids or counters; cheaper than pathlib)."""
+    fd = os.open(path, os.O_RDONLY)
+    try:
+        chunks = []
+        while chunk := os.read(fd, 65536):
+            chunks.append(chunk)
+        return b"".join(chunks).decode()
+    finally:
+        os.close(fd)
+
+
 def _mount_setattr(path: bytes, flags: int, attr_set: int, attr_clr: int) -> None:
     attr = _MountAttr(attr_set, attr_clr, 0, 0)
     rc = _libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, path, flags, ctypes.byref(attr), ctypes.sizeof(attr))
@@ -158,7 +171,7 @@ class Cgroup:
     """One execution's cgroup(s): memory limit without swap, a pids limit, peak memory, OOM kills."""
 
     def __init__(self, spec: CgroupSpec, memory_limit: int, pids_limit: int):
-        self.spec = spec
+        self.spec, self.pids_limit, self._peak_fd = spec, pids_limit, None
         name = f"iclr26-sandbox-{os.getpid()}-{uuid.uuid4().hex[:12]}"
         self.memory = spec.memory_parent / name
         self.pids = spec.pids_parent / name
@@ -187,11 +200,11 @@ class Cgroup:
     def mechanism(self) -> str:
         return f"cgroup-v{self.spec.version}"
 
-    def _pids(self) -> list[int]:
+    def _pids(self, files: list[str] | None = None) -> list[int]:
         found: set[int] = set()
-        for f in self.procs_files:
+        for f in self.procs_files if files is None else files:
             try:
-                found.update(int(x) for x in Path(f).read_text().split())
+                found.update(int(x) for x in _read(f).split())
             except OSError:
                 pass
         return sorted(found)
@@ -218,25 +231,56 @@ class Cgroup:
                     pass
             time.sleep(0.001)
 
+    def clear(self) -> None:
+        """Kill every process in the cgroup, if any, and allow new ones again (for the next test of a
+        submission that keeps its cgroup). Every process of a run is in the (first) memory cgroup: it
+        joins that one first."""
+        if not self._pids(self.procs_files[:1]):
+            return
+        self.kill_all()
+        _write(str((self.memory if self.spec.version == 2 else self.pids) / "pids.max"), str(self.pids_limit))
+
+    def reset_peak(self) -> None:
+        """Start the peak over from the current usage (a submission's next test); best effort: cgroup v2
+        kernels before 6.12 cannot, and the peak then counts from the cgroup's creation."""
+        if self.spec.version == 1:
+            _write(str(self.memory / "memory.max_usage_in_bytes"), "0")
+            return
+        try:  # v2 resets the peak seen through this open file only: keep it for peak_memory
+            if self._peak_fd is None:
+                self._peak_fd = os.open(self.memory / "memory.peak", os.O_RDWR)
+            os.write(self._peak_fd, b"reset\n")
+        except OSError:
+            pass
+
     def peak_memory(self) -> int | None:
-        name = "memory.peak" if self.spec.version == 2 else "memory.max_usage_in_bytes"
         try:
-            return int((self.memory / name).read_text().split()[0])
+            if self._peak_fd is not None:
+                return int(os.pread(self._peak_fd, 64, 0).split()[0])
+            name = "memory.peak" if self.spec.version == 2 else "memory.max_usage_in_bytes"
+            return int(_read(str(self.memory / name)).split()[0])
         except (OSError, ValueError, IndexError):
             return None
 
-    def oom_killed(self) -> bool:
+    def oom_kills(self) -> int:
+        """How many processes the cgroup's OOM killer has killed so far."""
         name = "memory.events" if self.spec.version == 2 else "memory.oom_control"
         try:
-            for line in (self.memory / name).read_text().splitlines():
+            for line in _read(str(self.memory / name)).splitlines():
                 key, _, value = line.partition(" ")
-                if key == "oom_kill" and int(value) > 0:
-                    return True
+                if key == "oom_kill":
+                    return int(value)
         except (OSError, ValueError):
             pass
-        return False
+        return 0
+
+    def oom_killed(self) -> bool:
+        return self.oom_kills() > 0
 
     def remove(self) -> None:
+        if self._peak_fd is not None:
+            os.close(self._peak_fd)
+            self._peak_fd = None
         for d in (self.pids, self.memory):
             for _ in range(200):
                 try:
@@ -317,7 +361,9 @@ class Confinement:
             in_userns = self.uid != 0
             # Without root, the run keeps the caller's uid outside its user namespace and could signal
             # the caller: a PID namespace makes every process outside it unreachable.
-            flags = CLONE_NEWNS | CLONE_NEWNET | (CLONE_NEWUSER | CLONE_NEWPID if in_userns else 0)
+            flags = (
+                CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (CLONE_NEWUSER | CLONE_NEWPID if in_userns else 0)
+            )
             _check(_libc.unshare(flags), "unshare")
             if in_userns:
                 _write("/proc/self/setgroups", "deny")

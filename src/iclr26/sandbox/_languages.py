@@ -1,8 +1,10 @@
 """The languages the sandbox runs, each a small declarative entry.
 
 Commands are argument lists with placeholders: ``{build}`` (the folder holding the source and what the
-compiler made), ``{mem_mb}`` (the memory limit in MiB) and ``{compile_mem_mb}``. Compile commands run with
-the build folder as working directory; run commands run in a fresh, empty working directory.
+compiler made), ``{mem_mb}`` (the memory limit in MiB), ``{compile_mem_mb}`` and, in a JVM language's
+run command, ``{class_archive}`` (the JVM option that uses the sandbox's class-data archive of the
+language's ``class_archive`` jars, or ``-Xshare:auto``, the default, without one). Compile commands run
+with the build folder as working directory; run commands run in a fresh, empty working directory.
 """
 
 from __future__ import annotations
@@ -43,6 +45,11 @@ class Language:
         Extra environment variables for the compile step.
     aliases : tuple of str
         Other names accepted by :func:`get_language`.
+    class_archive : tuple of str
+        Jars whose classes the sandbox puts, with the JDK's default class list, in a class-data
+        sharing archive once (JVM languages whose runtime library is large: loading and verifying it
+        is most of a short program's run); the run command puts them first on the class path (the
+        archive is used only then) and holds ``{class_archive}``.
     """
 
     name: str
@@ -57,6 +64,7 @@ class Language:
     env: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     compile_env: MappingProxyType = field(default_factory=lambda: MappingProxyType({}))
     aliases: tuple[str, ...] = ()
+    class_archive: tuple[str, ...] = ()
 
     @property
     def executable(self) -> str:
@@ -240,10 +248,12 @@ LANGUAGES: MappingProxyType = MappingProxyType(
                 run=(
                     "java",
                     *_JVM_RUN_FLAGS,
+                    "{class_archive}",
                     "-cp",
-                    "{build}:/usr/share/scala/lib/scala-library.jar",
+                    "/usr/share/scala/lib/scala-library.jar:{build}",
                     "Main",
                 ),
+                class_archive=("/usr/share/scala/lib/scala-library.jar",),
                 version=("scalac", "-version"),
                 memory="runtime-flags",
                 data_overhead_mb=768,

@@ -147,7 +147,7 @@ int main(int argc, char **argv) {
     prctl(PR_SET_PDEATHSIG, SIGKILL);
     if (ns) {
         int userns = map_uid >= 0;
-        int flags = CLONE_NEWNS | CLONE_NEWNET | (userns ? CLONE_NEWUSER | CLONE_NEWPID : 0);
+        int flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | (userns ? CLONE_NEWUSER | CLONE_NEWPID : 0);
         if (unshare(flags)) fail("unshare");
         if (userns) {
             char map[64];

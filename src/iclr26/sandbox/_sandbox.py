@@ -15,6 +15,7 @@ from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import lru_cache
 
+from ._class_archive import NO_ARCHIVE, build_class_archive
 from ._exec import Execution, classify, execute, rlimit_list
 from ._isolation import (
     SANDBOX_PATH,
@@ -26,9 +27,9 @@ from ._isolation import (
     fresh_uid,
     probe_network_isolation,
 )
-from ._languages import Language, expand, get_language
+from ._languages import LANGUAGES, Language, expand, get_language
 from ._launcher import launcher_path
-from ._warm import WARM_LANGUAGES, WORKER_SOURCE, WarmWorker
+from ._warm import WARM_LANGUAGES, WORKER_SOURCE, Suite, WarmWorker
 
 MiB = 1 << 20
 _COMPILE_OUTPUT_LIMIT = 1 * MiB
@@ -37,6 +38,13 @@ WARM_NOTE = (
     "forked from a warm Python worker (its network and mount namespaces are shared with the "
     "worker's earlier runs, all of whose processes were killed before this one started)"
 )
+#: Appended to ``Execution.isolation`` for a test run with ``isolation="submission"``.
+SUBMISSION_NOTE = (
+    "one test of a submission: its own process, forked from the submission's supervisor, with its own "
+    "pipes, limits and clock; the submission's tests share its uid, working folder and cgroup, and "
+    "everything an earlier test started was killed before this one"
+)
+ISOLATION_MODES = ("test", "submission")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -139,6 +147,24 @@ def _stop_workers(workers: set[WarmWorker]) -> None:
     workers.clear()
 
 
+def _submissions(jobs: list[Job], workers: int) -> list[list[int]]:
+    """The jobs' indices grouped by program (source, language, files), in order of first appearance;
+    the largest group is halved while there are fewer groups than ``workers``."""
+    groups: dict[tuple, list[int]] = {}
+    for i, job in enumerate(jobs):
+        files = tuple(sorted(_check_files(job.files).items()))
+        key = (get_language(job.language).name, _as_bytes(f"jobs[{i}].source", job.source), files)
+        groups.setdefault(key, []).append(i)
+    parts = list(groups.values())
+    while len(parts) < workers:
+        largest = max(range(len(parts)), key=lambda k: len(parts[k]), default=None)
+        if largest is None or len(parts[largest]) < 2:
+            break
+        part = parts.pop(largest)
+        parts[largest:largest] = [part[: len(part) // 2], part[len(part) // 2 :]]
+    return parts
+
+
 @dataclass
 class Program:
     """A program compiled once (or syntax-checked), ready to run on many inputs.
@@ -217,6 +243,16 @@ class Sandbox:
         cgroup, limits, working directory and environment (see ``_warm.py`` and docs/sandbox.md).
         Used only as root with namespace isolation (elsewhere a run's uid could not differ from the
         worker's); otherwise every run starts its own interpreter as without it.
+    isolation : str
+        How :meth:`run_many` and :meth:`run_tests` confine the tests of one program (a *submission*:
+        the same source, language and files). ``"test"``: every test is a confined run of its own.
+        ``"submission"``: one supervisor per submission is set up once (uid, cgroup, working folder,
+        environment; a child of a warm worker, so in its network and mount namespaces; a Python
+        program compiled once) and each test runs in a child forked from it, with its own pipes,
+        rlimits, wall clock and status; everything a test started is killed before the next one.
+        Same statuses as ``"test"``; the tests of a submission share its uid, folder and cgroup (see
+        docs/sandbox.md). Used only where warm workers can be (root, namespace isolation, ``python3``
+        on the sandbox's PATH); elsewhere :attr:`isolation` falls back to ``"test"``.
 
     Use as a context manager, or call :meth:`close`, to remove compiled programs.
     """
@@ -238,6 +274,7 @@ class Sandbox:
         native_launcher: bool = True,
         hidden_paths: Iterable[str] = (),
         warm_workers: bool = False,
+        isolation: str = "test",
     ):
         self.time_limit = _positive("time_limit", time_limit)
         self.memory_limit = _positive("memory_limit", memory_limit, integer=True)
@@ -255,6 +292,8 @@ class Sandbox:
             raise ValueError(f"native_launcher must be True or False, got {native_launcher!r}")
         if warm_workers not in (True, False):
             raise ValueError(f"warm_workers must be True or False, got {warm_workers!r}")
+        if isolation not in ISOLATION_MODES:
+            raise ValueError(f"isolation must be 'test' or 'submission', got {isolation!r}")
         self._launcher = launcher_path() if native_launcher else None
         if use_cgroup not in (None, True, False):
             raise ValueError(f"use_cgroup must be None, True or False, got {use_cgroup!r}")
@@ -294,13 +333,19 @@ class Sandbox:
         self._finalizer = weakref.finalize(self, _rmtree_all, [self._tmp, self._runs])  # also without close()
         self.hidden_paths = self._check_hidden(hidden_paths)
         self._programs: dict[tuple[str, str], Future] = {}
+        self._class_archives: dict[str, Future] = {}
         self._lock = threading.Lock()
         self._closed = False
-        self.warm_workers = warm_workers and self._root and mode == "namespace"
+        workers_possible = (
+            self._root and mode == "namespace" and shutil.which("python3", path=SANDBOX_PATH) is not None
+        )
+        self.warm_workers = warm_workers and workers_possible
+        #: The isolation in effect: ``"submission"`` only where warm workers can supervise submissions.
+        self.isolation = isolation if workers_possible else "test"
         self._warm_idle: list[WarmWorker] = []
         self._warm_all: set[WarmWorker] = set()
         self._warm_finalizer = weakref.finalize(self, _stop_workers, self._warm_all)
-        if self.warm_workers:
+        if self.warm_workers or self.isolation == "submission":
             # Runs in warm workers get their folders here: the only folder the workers' shared mount
             # namespace leaves writable (each run's folder is writable by that run's uid only).
             self._warm_dir = os.path.join(self._runs, "warm")
@@ -330,9 +375,9 @@ class Sandbox:
     def _isolation_text(self) -> str:
         if self.network_mode == "namespace":
             if self._root:
-                return "namespaces (new network + mount namespace, read-only file system), own uid"
+                return "namespaces (new network + mount + IPC namespace, read-only file system), own uid"
             return (
-                "namespaces (new user + network + mount + PID namespace, read-only file system), "
+                "namespaces (new user + network + mount + IPC + PID namespace, read-only file system), "
                 "no capabilities"
             )
         if self.network_mode == "bubblewrap":
@@ -438,17 +483,28 @@ class Sandbox:
                     cgroup=cgroup,
                     launcher=self._launcher,
                 )
-            status, detail = classify(
-                raw, cpu_limit=cpu_limit, oom_killed=cgroup.oom_killed() if cgroup else False
+            result = self._execution(
+                raw,
+                cpu_limit=cpu_limit,
+                cgroup=cgroup,
+                oom_kills_before=0,
+                mechanism=mechanism,
+                note=WARM_NOTE if warm is not None else None,
             )
-            peak = cgroup.peak_memory() if cgroup else None
         finally:
             if cgroup is not None:
                 cgroup.kill_all()
                 cgroup.remove()
+        return result
+
+    def _execution(self, raw, *, cpu_limit, cgroup, oom_kills_before, mechanism, note) -> Execution:
+        """Classify a finished run (OOM kills are those of its cgroup since ``oom_kills_before``)."""
+        oom_killed = cgroup.oom_kills() > oom_kills_before if cgroup else False
+        status, detail = classify(raw, cpu_limit=cpu_limit, oom_killed=oom_killed)
+        peak = cgroup.peak_memory() if cgroup else None
         isolation = self._isolation_text()
-        if warm is not None:
-            isolation += f"; {WARM_NOTE}"
+        if note is not None:
+            isolation += f"; {note}"
         return Execution(
             status=status,
             exit_code=raw.exit_code,
@@ -519,6 +575,28 @@ class Sandbox:
         fut.set_result(program)
         return program
 
+    def _class_archive(self, lang: Language) -> str:
+        """The run-command option for ``lang``'s class-data archive, built on first use (see
+        ``_class_archive.py``); the JVM's default where the language has none or it cannot be built."""
+        if not lang.class_archive:
+            return NO_ARCHIVE
+        with self._lock:
+            fut = self._class_archives.get(lang.name)
+            owner = fut is None
+            if owner:
+                fut = self._class_archives[lang.name] = Future()
+        if not owner:
+            return fut.result()
+        try:
+            option = build_class_archive(lang.class_archive, self._tmp, lang.name)
+        except BaseException as exc:
+            fut.set_exception(exc)
+            with self._lock:
+                self._class_archives.pop(lang.name, None)
+            raise
+        fut.set_result(option)
+        return option
+
     def _build(self, lang: Language, src: bytes) -> Program:
         build = tempfile.mkdtemp(prefix=f"{lang.name}-", dir=self._tmp)
         os.chmod(build, 0o755)
@@ -564,6 +642,62 @@ class Sandbox:
             os.chown(build, 0, 0)
         return Program(lang, build, result)
 
+    def _program(self, program, language) -> Program:
+        if isinstance(program, Program):
+            return program
+        if language is None:
+            raise ValueError("language is required when program is source code")
+        return self.compile(program, language)
+
+    def _run_limits(self, time_limit, memory_limit, output_limit) -> tuple[float, int, int]:
+        """This call's limits: the sandbox's, or the validated overrides."""
+        return (
+            self.time_limit if time_limit is None else _positive("time_limit", time_limit),
+            self.memory_limit
+            if memory_limit is None
+            else _positive("memory_limit", memory_limit, integer=True),
+            self.output_limit
+            if output_limit is None
+            else _positive("output_limit", output_limit, integer=True),
+        )
+
+    @staticmethod
+    def _not_compiled(program: Program) -> Execution:
+        c = program.compile
+        return Execution(
+            status="compile_error",
+            stdout=c.stdout,
+            stderr=c.stderr,
+            wall_time=0.0,
+            isolation=c.isolation,
+            memory_mechanism=c.memory_mechanism,
+            network_isolated=c.network_isolated,
+            compile=c,
+            detail=c.detail,
+        )
+
+    @staticmethod
+    def _check_runnable(program: Program) -> None:
+        lang = program.language
+        if shutil.which(lang.run[0].format(build=program.build_dir), path=SANDBOX_PATH) is None:
+            raise FileNotFoundError(
+                f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})"
+            )
+
+    def _new_workdir(self, files: dict[str, bytes], uid: int | None, *, warm: bool) -> str:
+        """A fresh working folder holding ``files``, owned by ``uid``."""
+        workdir = tempfile.mkdtemp(prefix="run-", dir=self._warm_dir if warm else self._runs)
+        try:
+            for name, content in files.items():
+                with open(os.path.join(workdir, name), "wb") as f:
+                    f.write(content)
+                self._give(os.path.join(workdir, name), uid)
+            self._give(workdir, uid)
+        except BaseException:
+            _rmtree(workdir)
+            raise
+        return workdir
+
     def run(
         self,
         program: Program | str | bytes,
@@ -587,54 +721,31 @@ class Sandbox:
         FileNotFoundError
             If the language's toolchain is not installed.
         """
-        if not isinstance(program, Program):
-            if language is None:
-                raise ValueError("language is required when program is source code")
-            program = self.compile(program, language)
+        program = self._program(program, language)
         data = _as_bytes("stdin", stdin)
         extra_files = _check_files(files)
-        time_limit = self.time_limit if time_limit is None else _positive("time_limit", time_limit)
-        memory_limit = (
-            self.memory_limit
-            if memory_limit is None
-            else _positive("memory_limit", memory_limit, integer=True)
-        )
-        output_limit = (
-            self.output_limit
-            if output_limit is None
-            else _positive("output_limit", output_limit, integer=True)
-        )
+        limits = self._run_limits(time_limit, memory_limit, output_limit)
         if not program.ok:
-            c = program.compile
-            return Execution(
-                status="compile_error",
-                stdout=c.stdout,
-                stderr=c.stderr,
-                wall_time=0.0,
-                isolation=c.isolation,
-                memory_mechanism=c.memory_mechanism,
-                network_isolated=c.network_isolated,
-                compile=c,
-                detail=c.detail,
-            )
+            return self._not_compiled(program)
+        self._check_runnable(program)
+        return self._run_one(program, data, extra_files, *limits)
+
+    def _run_one(self, program, data, files, time_limit, memory_limit, output_limit) -> Execution:
+        """One confined run of its own (isolation per test)."""
         lang = program.language
-        if shutil.which(lang.run[0].format(build=program.build_dir), path=SANDBOX_PATH) is None:
-            raise FileNotFoundError(
-                f"{lang.name}: {lang.run[0]!r} is not installed (Debian package: {lang.debian})"
-            )
         warm = self.warm_workers and lang.name in WARM_LANGUAGES
-        workdir = tempfile.mkdtemp(prefix="run-", dir=self._warm_dir if warm else self._runs)
         uid = self._new_uid()
+        workdir = self._new_workdir(files, uid, warm=warm)
         worker = None
         try:
-            for name, content in extra_files.items():
-                with open(os.path.join(workdir, name), "wb") as f:
-                    f.write(content)
-                self._give(os.path.join(workdir, name), uid)
-            self._give(workdir, uid)
             mem_mb = max(1, memory_limit // MiB)
-            values = {"build": program.build_dir, "mem_mb": mem_mb, "compile_mem_mb": mem_mb}
-            worker = self._take_worker(lang, values) if warm else None
+            values = {
+                "build": program.build_dir,
+                "mem_mb": mem_mb,
+                "compile_mem_mb": mem_mb,
+                "class_archive": self._class_archive(lang),
+            }
+            worker = self._take_worker() if warm else None
             result = self._confined(
                 expand(lang.run, **values),
                 workdir=workdir,
@@ -660,13 +771,118 @@ class Sandbox:
         result.compile = program.compile
         return result
 
-    def _take_worker(self, lang: Language, values: dict) -> WarmWorker:
-        """An idle warm worker for ``lang``, or a new one (one per concurrent run)."""
+    def run_tests(
+        self,
+        program: Program | str | bytes,
+        language: str | None = None,
+        inputs: Iterable[str | bytes] = (),
+        *,
+        files: Mapping[str, str | bytes] | None = None,
+        time_limit: float | None = None,
+        memory_limit: int | None = None,
+        output_limit: int | None = None,
+    ) -> list[Execution]:
+        """Run one program on each of ``inputs``, one after the other; one :class:`Execution` per input.
+
+        With :attr:`isolation` ``"submission"`` the tests share one supervisor (set up once) and each
+        runs in a child forked from it; with ``"test"`` each is a :meth:`run` of its own. Other
+        arguments as :meth:`run`.
+        """
+        program = self._program(program, language)
+        if isinstance(inputs, str | bytes) or not isinstance(inputs, Iterable):
+            raise ValueError(f"inputs must be an iterable of str/bytes, got {type(inputs).__name__}")
+        data = [_as_bytes(f"inputs[{i}]", x) for i, x in enumerate(inputs)]
+        extra_files = _check_files(files)
+        limits = self._run_limits(time_limit, memory_limit, output_limit)
+        if not program.ok:
+            return [self._not_compiled(program) for _ in data]
+        if not data:
+            return []
+        self._check_runnable(program)
+        if self.isolation == "test":
+            return [self._run_one(program, x, extra_files, *limits) for x in data]
+        return self._run_submission(program, data, extra_files, *limits)
+
+    def _run_submission(
+        self, program, inputs, files, time_limit, memory_limit, output_limit
+    ) -> list[Execution]:
+        """The tests of one program in children of one supervisor (isolation per submission)."""
+        lang = program.language
+        uid = self._new_uid()
+        workdir = self._new_workdir(files, uid, warm=True)
+        cgroup = worker = None
+        try:
+            mem_mb = max(1, memory_limit // MiB)
+            values = {
+                "build": program.build_dir,
+                "mem_mb": mem_mb,
+                "compile_mem_mb": mem_mb,
+                "class_archive": self._class_archive(lang),
+            }
+            if self._cgroup is not None:
+                cgroup = Cgroup(self._cgroup, memory_limit, self.processes_limit)
+            cpu_limit, rlimits, mechanism = self._limits(
+                cgroup, time_limit=time_limit, memory_limit=memory_limit, language=lang, compiling=False
+            )
+            argv = expand(lang.run, **values)
+            worker = self._take_worker()
+            suite = worker.open_suite(
+                path=argv[-1],
+                argv=None if lang.name in WARM_LANGUAGES else argv,
+                workdir=workdir,
+                uid=uid,
+                rlimits=rlimits,
+                env=self._env(workdir, program.build_dir, lang.env, mem_mb),
+                cgroup=cgroup,
+            )
+            try:
+                results = [
+                    self._submission_test(suite, x, time_limit, output_limit, cpu_limit, mechanism)
+                    for x in inputs
+                ]
+            finally:
+                suite.close()
+        except BaseException:
+            if worker is not None:  # its protocol state is unknown: never reuse it
+                self._drop_worker(worker)
+                worker = None
+            raise
+        finally:
+            if worker is not None:
+                self._return_worker(worker)
+            if cgroup is not None:
+                cgroup.kill_all()
+                cgroup.remove()
+            _rmtree(workdir)
+        for result in results:
+            result.compile = program.compile
+        return results
+
+    def _submission_test(
+        self, suite: Suite, data, time_limit, output_limit, cpu_limit, mechanism
+    ) -> Execution:
+        cgroup = suite.cgroup
+        oom_kills_before = cgroup.oom_kills() if cgroup else 0
+        if cgroup is not None:
+            cgroup.reset_peak()
+        raw = suite.run(stdin=data, wall_limit=time_limit, output_limit=output_limit)
+        return self._execution(
+            raw,
+            cpu_limit=cpu_limit,
+            cgroup=cgroup,
+            oom_kills_before=oom_kills_before,
+            mechanism=mechanism,
+            note=SUBMISSION_NOTE,
+        )
+
+    def _take_worker(self) -> WarmWorker:
+        """An idle warm worker, or a new one (one per concurrent run)."""
         with self._lock:
             if self._closed:
                 raise ValueError("this Sandbox is closed")
             if self._warm_idle:
                 return self._warm_idle.pop()
+        python = LANGUAGES["python"]
         conf = Confinement(
             "namespace",
             writable=[self._warm_dir],
@@ -675,11 +891,11 @@ class Sandbox:
             cap_last=self._cap_last,
         )
         worker = WarmWorker(
-            expand(lang.run[:-1], **values),
+            list(python.run[:-1]),
             self._warm_script,
             conf,
             self._launcher,
-            self._env(self._warm_dir, self._warm_dir, lang.env, values["mem_mb"]),
+            self._env(self._warm_dir, self._warm_dir, python.env, max(1, self.memory_limit // MiB)),
             self._warm_dir,
         )
         with self._lock:
@@ -702,7 +918,9 @@ class Sandbox:
         """Run many (program, input) pairs on a pool of ``workers`` threads; results in input order.
 
         Each distinct (source, language) is compiled once and its binary reused for all its inputs.
-        ``jobs`` holds :class:`Job` objects or ``(source, language[, stdin])`` tuples.
+        ``jobs`` holds :class:`Job` objects or ``(source, language[, stdin])`` tuples. With
+        :attr:`isolation` ``"submission"``, the jobs of one program (same source, language and files)
+        are one submission (:meth:`run_tests`), split into parts only to keep every thread busy.
         """
         items = []
         for i, job in enumerate(jobs):
@@ -717,8 +935,25 @@ class Sandbox:
             items.append(job)
         workers = (os.cpu_count() or 1) if workers is None else _positive("workers", workers, integer=True)
         with ThreadPoolExecutor(max_workers=workers) as pool:
-            futures = [pool.submit(self.run, j.source, j.language, j.stdin, files=j.files) for j in items]
-            return [f.result() for f in futures]
+            if self.isolation == "test":
+                futures = [pool.submit(self.run, j.source, j.language, j.stdin, files=j.files) for j in items]
+                return [f.result() for f in futures]
+            parts = _submissions(items, workers)
+            futures = [
+                pool.submit(
+                    self.run_tests,
+                    items[ix[0]].source,
+                    items[ix[0]].language,
+                    [items[i].stdin for i in ix],
+                    files=items[ix[0]].files,
+                )
+                for ix in parts
+            ]
+            results: list[Execution | None] = [None] * len(items)
+            for ix, future in zip(parts, futures):
+                for i, result in zip(ix, future.result()):
+                    results[i] = result
+            return results
 
     def close(self) -> None:
         """Stop the warm workers; remove every compiled program and working directory."""

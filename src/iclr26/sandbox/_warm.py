@@ -52,6 +52,31 @@ import importlib.machinery
 
 _libc = ctypes.CDLL(None, use_errno=True)
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+CLONE_NEWIPC = 0x08000000
+
+
+def _drop_privileges(uid, rlimits):
+    """A System V IPC namespace of its own (IPC objects outlive their creator: a shared namespace would
+    let a run leave one for a later run), the run's rlimits, umask, its own uid and gid without
+    supplementary groups, no new privileges."""
+    if _libc.unshare(CLONE_NEWIPC) != 0:
+        raise OSError(ctypes.get_errno(), "unshare(CLONE_NEWIPC)")
+    for res, limit in rlimits:
+        resource.setrlimit(res, (limit, limit + 1 if res == resource.RLIMIT_CPU else limit))
+    os.umask(0o022)
+    os.setgroups([])
+    os.setresgid(uid, uid, uid)
+    os.setresuid(uid, uid, uid)
+    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
+        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS)")
+
+
+def _use_stdio(stdin, out, err, keep):
+    """The run's pipes as fds 0-2; every other descriptor but ``keep`` closed."""
+    for target, fd in ((0, stdin), (1, out), (2, err)):
+        os.dup2(fd, target)
+    os.closerange(3, keep)
+    os.closerange(keep + 1, 1 << 20)
 
 
 def _setup(req, fds):
@@ -61,20 +86,9 @@ def _setup(req, fds):
     _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
     if os.read(go, 1) != b"1":  # the host could not place this process in its cgroup
         os._exit(126)
-    for target, fd in ((0, stdin), (1, out), (2, err)):
-        os.dup2(fd, target)
-    os.closerange(3, errpipe)
-    os.closerange(errpipe + 1, 1 << 20)
+    _use_stdio(stdin, out, err, errpipe)
     os.chdir(req["workdir"])
-    for res, limit in req["rlimits"]:
-        resource.setrlimit(res, (limit, limit + 1 if res == resource.RLIMIT_CPU else limit))
-    os.umask(0o022)
-    uid = req["uid"]
-    os.setgroups([])
-    os.setresgid(uid, uid, uid)
-    os.setresuid(uid, uid, uid)
-    if _libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0:
-        raise OSError(ctypes.get_errno(), "prctl(NO_NEW_PRIVS)")
+    _drop_privileges(req["uid"], req["rlimits"])
     os.environ.clear()
     os.environ.update(req["env"])
     sys.argv[:] = [req["path"]]
@@ -130,16 +144,19 @@ def _depth_reached(n=1):
         return n
 
 
-def _probe_from_a_child_frame():
+def _reach_below(frames):
+    """The depth _depth_reached finds from program code run ``frames + 1`` calls below the caller
+    (plus _execute's frame), as the program's code runs below _child or _suite."""
+    if frames > 0:
+        return _reach_below(frames - 1)
     namespace = {"reach": _depth_reached}
-    _execute("depth = reach()", namespace)  # called from the top level: the nesting of _child's program
+    _execute("depth = reach()", namespace)
     return namespace["depth"]
 
 
-def _shift_recursion_limit():
-    """The program's code runs a few frames deeper than a script's: raise the limit by that many, and
-    let the program see and set the limit a script would."""
-    shift = _DEPTH_SHIFT
+def _shift_recursion_limit(shift):
+    """The program's code runs ``shift`` frames deeper than a script's: raise the limit by that many,
+    and let the program see and set the limit a script would."""
     if shift <= 0:
         return
     set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
@@ -155,23 +172,18 @@ def _shift_recursion_limit():
     sys.setrecursionlimit, sys.getrecursionlimit = setrecursionlimit, getrecursionlimit
 
 
-def _child(req, fds):
-    try:
-        errpipe = _setup(req, fds)
-    except BaseException as exc:
-        os.write(fds[4], f"{type(exc).__name__}: {exc}".encode())
-        os._exit(126)
-    os.close(errpipe)
-    path = req["path"]
+def _run_program(compiled, path, shift):
+    """Run the program (its code object, or the exception compiling it raised) as ``python3 -B path``
+    would, in a fresh ``__main__``; never returns."""
     main = type(sys)("__main__")
     main.__file__, main.__cached__, main.__builtins__ = path, None, builtins
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
     sys.modules["__main__"] = main
-    _shift_recursion_limit()
+    _shift_recursion_limit(shift)
     try:
-        with open(path, "rb") as f:
-            code = compile(f.read(), path, "exec", dont_inherit=True)
-        _execute(code, main.__dict__)
+        if isinstance(compiled, BaseException):
+            raise compiled
+        _execute(compiled, main.__dict__)
         status = 0
     except SystemExit as exc:
         status = _exit_code(exc.code)
@@ -182,9 +194,105 @@ def _child(req, fds):
     _finish(status, main)
 
 
+def _compile(path):
+    """The program's code object, or the exception reading or compiling it raised."""
+    try:
+        with open(path, "rb") as f:
+            return compile(f.read(), path, "exec", dont_inherit=True)
+    except BaseException as exc:
+        return exc
+
+
+def _child(req, fds):
+    """One run (isolation per test): confine this child, then run the program."""
+    try:
+        errpipe = _setup(req, fds)
+    except BaseException as exc:
+        os.write(fds[4], f"{type(exc).__name__}: {exc}".encode())
+        os._exit(126)
+    os.close(errpipe)
+    _run_program(_compile(req["path"]), req["path"], _CHILD_SHIFT)
+
+
+def _test_child(req, fds, errpipe, cgroup_fds, compiled):
+    """One test of a submission, in a child of its supervisor: join the submission's cgroup, take the
+    test's pipes, then the run's limits and uid; then run the program (or exec its command)."""
+    try:
+        os.setsid()
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for fd in cgroup_fds:  # before any of the program's code: "0" is the writing process
+            os.write(fd, b"0")
+        _use_stdio(*fds, errpipe)
+        _drop_privileges(req["uid"], req["rlimits"])
+    except BaseException as exc:
+        os.write(errpipe, f"{type(exc).__name__}: {exc}".encode())
+        os._exit(126)
+    argv = req["argv"]
+    if argv is None:
+        os.close(errpipe)
+        _run_program(compiled, req["path"], _SUITE_SHIFT)
+    # Python ignores these two; an ignored signal stays ignored across exec, and a launched program
+    # gets the default (subprocess restores them)
+    signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+    signal.signal(signal.SIGXFSZ, signal.SIG_DFL)
+    os.set_inheritable(errpipe, False)
+    try:
+        os.execvpe(argv[0], argv, os.environ)
+    except BaseException as exc:
+        os.write(errpipe, f"{argv[0]}: {type(exc).__name__}: {exc}".encode())
+    os._exit(126)
+
+
+def _suite(req, fds):
+    """Supervise a submission (isolation per submission): set up once, then fork one child per test.
+
+    The worker itself does this: it stays root, in its namespaces and outside the submission's cgroup,
+    so no test can signal, trace or OOM-kill it, and killing a test's processes spares it. Each
+    request on ``conn`` carries one test's stdin, stdout and stderr; the answer is the test child's
+    wait status, CPU seconds and peak RSS. Returns when the host closes ``conn``."""
+    conn = socket.socket(fileno=fds[0])
+    errpipe, cgroup_fds = fds[1], fds[2:]
+    try:
+        try:
+            os.chdir(req["workdir"])
+            os.environ.clear()
+            os.environ.update(req["env"])
+            compiled = None
+            if req["argv"] is None:  # a Python program: compiled once, run in each test's child
+                sys.argv[:] = [req["path"]]
+                sys.path[0] = os.path.dirname(req["path"])
+                compiled = _compile(req["path"])
+        except BaseException as exc:
+            conn.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
+            return
+        while True:
+            msg, test_fds, _, _ = socket.recv_fds(conn, 16, 3)
+            if not msg:
+                return
+            try:
+                pid = os.fork()
+            except OSError as exc:
+                conn.send(json.dumps({"error": f"fork: {exc}"}).encode())
+                return
+            if pid == 0:
+                _test_child(req, test_fds, errpipe, cgroup_fds, compiled)  # never returns
+            for fd in test_fds:
+                os.close(fd)
+            _, status, usage = os.wait4(pid, 0)
+            conn.send(json.dumps([status, usage.ru_utime + usage.ru_stime, usage.ru_maxrss]).encode())
+    finally:
+        conn.close()
+        for fd in (errpipe, *cgroup_fds):
+            os.close(fd)
+        os.chdir("/")  # the submission's folder is about to be removed
+
+
 # How much deeper the program's code runs than a script's: _depth_reached from the top level, as a
-# script's code reaches, minus from the nesting _child gives the program.
-_DEPTH_SHIFT = _depth_reached() - _probe_from_a_child_frame()
+# script's code reaches, minus from the nesting _child (top level, _child, _run_program) and _suite
+# (top level, _suite, _test_child, _run_program) give the program.
+_SCRIPT_REACH = _depth_reached()
+_CHILD_SHIFT = _SCRIPT_REACH - _reach_below(1)
+_SUITE_SHIFT = _SCRIPT_REACH - _reach_below(2)
 # Everything loaded so far is left out of the children's garbage collections: a collection that
 # visited it would write to (and so copy) most of the worker's memory pages in every child.
 gc.freeze()
@@ -198,6 +306,10 @@ while True:
     if not msg:
         break
     req = json.loads(msg)
+    if req["kind"] == "suite":
+        _suite(req, fds)
+        sock.send(b"[]")  # the submission is over
+        continue
     pid = os.fork()
     if pid == 0:
         sock.close()
@@ -327,7 +439,14 @@ class WarmWorker:
         pipes = [os.pipe() for _ in range(5)]  # go, stdin, stdout, stderr, setup errors
         go_w, in_w, out_r, err_r, e_r = (pipes[0][1], pipes[1][1], pipes[2][0], pipes[3][0], pipes[4][0])
         theirs = [pipes[0][0], pipes[1][0], pipes[2][1], pipes[3][1], pipes[4][1]]
-        request = {"path": path, "workdir": workdir, "uid": uid, "rlimits": rlimits, "env": env}
+        request = {
+            "kind": "run",
+            "path": path,
+            "workdir": workdir,
+            "uid": uid,
+            "rlimits": rlimits,
+            "env": env,
+        }
         ours = [go_w, in_w, out_r, err_r, e_r]
         try:
             socket.send_fds(self.sock, [json.dumps(request).encode()], theirs)
@@ -384,6 +503,24 @@ class WarmWorker:
         usage = SimpleNamespace(ru_utime=cpu, ru_stime=0.0, ru_maxrss=maxrss_kib)
         return raw_result(status, out, err, time.monotonic() - start, usage, timed_out, output_exceeded)
 
+    def open_suite(
+        self,
+        *,
+        path: str,
+        argv: list[str] | None,
+        workdir: str,
+        uid: int,
+        rlimits: list[tuple[int, int]],
+        env: dict[str, str],
+        cgroup: Cgroup | None,
+    ) -> Suite:
+        """Make this worker a submission's supervisor, set up once (working folder, environment, the
+        Python program at ``path`` compiled once, or the command ``argv`` of any other language); it
+        forks one child per :meth:`Suite.run`. Close the suite before the worker runs anything else."""
+        return Suite(
+            self, path=path, argv=argv, workdir=workdir, uid=uid, rlimits=rlimits, env=env, cgroup=cgroup
+        )
+
     def close(self) -> None:
         """Stop the worker (its children die with it: parent-death signal)."""
         self.sock.close()
@@ -395,3 +532,105 @@ class WarmWorker:
         if self._stderr is not None:
             os.close(self._stderr)
             self._stderr = None
+
+
+class Suite:
+    """A warm worker supervising one submission; :meth:`run` runs one test in a child of it.
+
+    The worker stays root, in its namespaces and outside the submission's cgroup; each test's child
+    joins the cgroup (through descriptors the host opened), takes the test's pipes, the
+    run's limits and the submission's uid before the program runs. After each test everything left
+    in the cgroup (or, without one, of the uid) is killed. See :meth:`WarmWorker.open_suite`.
+    """
+
+    def __init__(self, worker: WarmWorker, *, path, argv, workdir, uid, rlimits, env, cgroup):
+        self.worker, self.uid, self.cgroup = worker, uid, cgroup
+        self.conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        self._errors, err_w = os.pipe()  # a test child's setup failure (before the program runs)
+        # The test children write "0" to these to join the cgroup: the supervisor's file system is
+        # read-only, so the host opens them
+        cgroup_fds = [os.open(f, os.O_WRONLY) for f in (cgroup.procs_files if cgroup else [])]
+        request = {"kind": "suite", "path": path, "argv": argv, "workdir": workdir, "uid": uid}
+        request.update(rlimits=rlimits, env=env)
+        try:
+            socket.send_fds(
+                worker.sock, [json.dumps(request).encode()], [theirs.fileno(), err_w, *cgroup_fds]
+            )
+        except OSError as exc:
+            self.conn.close()
+            os.close(self._errors)
+            raise WorkerError(f"warm worker did not take the submission: {exc}") from exc
+        finally:
+            theirs.close()
+            for fd in (err_w, *cgroup_fds):
+                os.close(fd)
+        self.conn.settimeout(_HANDSHAKE_TIMEOUT)
+
+    def _kill_test(self) -> None:
+        """Everything the test left: the cgroup's processes (its pids limit restored), else the uid's."""
+        if self.cgroup is not None:
+            self.cgroup.clear()
+        else:
+            kill_uid(self.uid)
+
+    def run(self, *, stdin: bytes, wall_limit: float, output_limit: int) -> _Raw:
+        """Run the program on one input in a fresh child of the supervisor; as ``execute``."""
+        start = time.monotonic()
+        pipes = [os.pipe() for _ in range(3)]
+        in_w, out_r, err_r = pipes[0][1], pipes[1][0], pipes[2][0]
+        theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        try:
+            socket.send_fds(self.conn, [b"t"], theirs)
+        except OSError as exc:
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            raise WorkerError(f"submission supervisor did not take the test: {exc}") from exc
+        finally:
+            for fd in theirs:
+                os.close(fd)
+        killed = []
+
+        def kill_test() -> None:
+            self._kill_test()
+            killed.append(True)
+
+        try:
+            out, err, timed_out, output_exceeded = pump(
+                stdin_fd=in_w,
+                out_fd=out_r,
+                err_fd=err_r,
+                exit_fd=self.conn.fileno(),
+                stdin=stdin,
+                deadline=start + wall_limit,
+                output_limit=output_limit,
+                on_exit=kill_test,
+            )
+        finally:
+            if not killed:  # cut short (time, output) or failed: the test child may still run
+                self._kill_test()
+        answer = self._receive()
+        setup_error = read_available(self._errors)
+        if setup_error:
+            why = setup_error.decode(errors="replace")
+            raise WorkerError(f"a test's child failed before the program started: {why}")
+        status, cpu, maxrss_kib = answer
+        usage = SimpleNamespace(ru_utime=cpu, ru_stime=0.0, ru_maxrss=maxrss_kib)
+        return raw_result(status, out, err, time.monotonic() - start, usage, timed_out, output_exceeded)
+
+    def _receive(self) -> list:
+        try:
+            msg = self.conn.recv(1 << 16)
+        except OSError as exc:
+            raise WorkerError(f"submission supervisor did not answer: {exc}") from exc
+        if not msg:
+            raise WorkerError("submission supervisor died")
+        answer = json.loads(msg)
+        if isinstance(answer, dict):
+            raise WorkerError(f"submission supervisor failed: {answer.get('error')}")
+        return answer
+
+    def close(self) -> None:
+        """End the submission (the worker returns to its loop when this socket closes) and wait for it."""
+        self.conn.close()
+        os.close(self._errors)
+        self.worker._receive()
