@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib
+import importlib.util
 import os
 import sys
 import tempfile
@@ -98,6 +98,22 @@ def _entry(slug: str) -> catalogue.SystemEntry:
         raise UserError(exc.args[0]) from None
 
 
+def _runnable_entry(slug: str) -> catalogue.SystemEntry:
+    """The catalogue entry of ``slug``, refused unless its status lets it run (or ``ICLR26_FORCE=1``)."""
+    entry = _entry(slug)
+    if entry.runnable or os.environ.get("ICLR26_FORCE") == "1":
+        return entry
+    if (
+        importlib.util.find_spec(entry.module) is None
+        or importlib.util.find_spec(f"{entry.module}.experiment") is None
+    ):
+        raise UserError(f"system {slug!r} is {entry.status}: it has no headline experiment to run yet")
+    raise UserError(
+        f"system {slug!r} is {entry.status}: its headline experiment is incomplete ({entry.docs_page} "
+        "says what is missing); set ICLR26_FORCE=1 to run it anyway"
+    )
+
+
 def _claims_table(result) -> Table:
     table = Table(title=f"{result.slug}: claims", show_lines=True)
     for col in ("claim", "paper", "ours", "interval", "criterion", "verdict", "scale"):
@@ -188,9 +204,7 @@ def run_command(
 
     options = dict(model=model, judge=judge, limit=limit, batch_size=batch_size, api_key_env=api_key_env)
 
-    entry = _entry(slug)
-    if not entry.runnable and os.environ.get("ICLR26_FORCE") != "1":
-        raise UserError(f"system {slug!r} is {entry.status}: it has no headline experiment to run yet")
+    entry = _runnable_entry(slug)
     _ensure_writable(out)
     err_console.print(f"running {slug} (seed {seed}, scale {scale.value}) ...")
     try:
@@ -302,13 +316,11 @@ def sweep_command(
     from .report import write_report
     from .sweep import aggregate_path, parse_seeds, sweep
 
-    entry = _entry(slug)
+    entry = _runnable_entry(slug)
     try:
         seed_list = parse_seeds(seeds)
     except ValueError as exc:
         raise UserError(f"--seeds: {exc}") from None
-    if not entry.runnable and os.environ.get("ICLR26_FORCE") != "1":
-        raise UserError(f"system {slug!r} is {entry.status}: it has no headline experiment to run yet")
     _check_executor(executor, address)
     _ensure_writable(out)
     err_console.print(f"sweeping {slug} over {len(seed_list)} seeds (scale {scale.value}) ...")

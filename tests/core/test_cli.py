@@ -86,7 +86,16 @@ def test_bad_input_is_one_line_and_exit_2(argv, message, capsys):
 def test_planned_system_cannot_run(capsys):
     planned = next(e.slug for e in catalogue.SYSTEMS if e.status == "planned")
     assert main(["run", planned]) == 2
-    assert "planned" in capsys.readouterr().err
+    err = capsys.readouterr().err
+    assert "planned" in err and "no headline experiment" in err
+
+
+def test_partial_system_with_an_experiment_names_the_way_to_run_it(capsys, monkeypatch):
+    monkeypatch.delenv("ICLR26_FORCE", raising=False)
+    partial = next(e for e in catalogue.SYSTEMS if e.status == "partial")
+    assert main(["run", partial.slug]) == 2
+    err = " ".join(capsys.readouterr().err.split())
+    assert "partial" in err and "incomplete" in err and "ICLR26_FORCE=1" in err and partial.docs_page in err
 
 
 def test_unwritable_output_folder(tmp_path, capsys):
