@@ -217,6 +217,25 @@ def _knn(X, XT, k, node_start, node_end, node_is_leaf, lo, hi):
 
 
 @njit(cache=True)
+def _push_children(stack_node, stack_bound, top, a, b, bound_a, bound_b, best, node_comp, c):
+    """Push the children ``a``, ``b`` of a node whose bounds can still beat ``best`` and that hold a
+    point outside component ``c``, the farther first so that the nearer one is searched first;
+    returns the new stack top."""
+    if bound_a <= bound_b:
+        a, b = b, a
+        bound_a, bound_b = bound_b, bound_a
+    if bound_a < best and node_comp[a] != c:
+        stack_node[top] = a
+        stack_bound[top] = bound_a
+        top += 1
+    if bound_b < best and node_comp[b] != c:
+        stack_node[top] = b
+        stack_bound[top] = bound_b
+        top += 1
+    return top
+
+
+@njit(cache=True)
 def _nearest_outside(
     X,
     core,
@@ -266,18 +285,7 @@ def _nearest_outside(
         b = a + 1
         bound_a = max(core_p, node_min_core[a], _box_distance(X, p, lo, hi, a))
         bound_b = max(core_p, node_min_core[b], _box_distance(X, p, lo, hi, b))
-        # Push the farther child first so that the nearer one is searched first.
-        if bound_a <= bound_b:
-            a, b = b, a
-            bound_a, bound_b = bound_b, bound_a
-        if bound_a < best_w and node_comp[a] != c:
-            stack_node[top] = a
-            stack_bound[top] = bound_a
-            top += 1
-        if bound_b < best_w and node_comp[b] != c:
-            stack_node[top] = b
-            stack_bound[top] = bound_b
-            top += 1
+        top = _push_children(stack_node, stack_bound, top, a, b, bound_a, bound_b, best_w, node_comp, c)
     return best_w, best_q
 
 
@@ -338,17 +346,7 @@ def _leaf_lower_bound(
         b = a + 1
         bound_a = max(base, node_min_core[a], _box_box_distance(lo, hi, leaf, a))
         bound_b = max(base, node_min_core[b], _box_box_distance(lo, hi, leaf, b))
-        if bound_a <= bound_b:
-            a, b = b, a
-            bound_a, bound_b = bound_b, bound_a
-        if bound_a < best and node_comp[a] != c:
-            stack_node[top] = a
-            stack_bound[top] = bound_a
-            top += 1
-        if bound_b < best and node_comp[b] != c:
-            stack_node[top] = b
-            stack_bound[top] = bound_b
-            top += 1
+        top = _push_children(stack_node, stack_bound, top, a, b, bound_a, bound_b, best, node_comp, c)
     return best
 
 
