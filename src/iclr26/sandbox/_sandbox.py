@@ -10,8 +10,9 @@ import stat
 import tempfile
 import threading
 import weakref
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from functools import lru_cache
 
@@ -736,37 +737,24 @@ class Sandbox:
         warm = self.warm_workers and lang.name in WARM_LANGUAGES
         uid = self._new_uid()
         workdir = self._new_workdir(files, uid, warm=warm)
-        worker = None
         try:
             mem_mb = max(1, memory_limit // MiB)
-            values = {
-                "build": program.build_dir,
-                "mem_mb": mem_mb,
-                "compile_mem_mb": mem_mb,
-                "class_archive": self._class_archive(lang),
-            }
-            worker = self._take_worker() if warm else None
-            result = self._confined(
-                expand(lang.run, **values),
-                workdir=workdir,
-                env=self._env(workdir, program.build_dir, lang.env, mem_mb),
-                stdin=data,
-                time_limit=time_limit,
-                memory_limit=memory_limit,
-                output_limit=output_limit,
-                language=lang,
-                compiling=False,
-                uid=uid,
-                warm=worker,
-            )
-        except BaseException:
-            if worker is not None:  # its protocol state is unknown: never reuse it
-                self._drop_worker(worker)
-                worker = None
-            raise
+            argv = expand(lang.run, **self._run_values(program, mem_mb))
+            with self._borrowed_worker(warm) as worker:
+                result = self._confined(
+                    argv,
+                    workdir=workdir,
+                    env=self._env(workdir, program.build_dir, lang.env, mem_mb),
+                    stdin=data,
+                    time_limit=time_limit,
+                    memory_limit=memory_limit,
+                    output_limit=output_limit,
+                    language=lang,
+                    compiling=False,
+                    uid=uid,
+                    warm=worker,
+                )
         finally:
-            if worker is not None:
-                self._return_worker(worker)
             _rmtree(workdir)
         result.compile = program.compile
         return result
@@ -810,46 +798,33 @@ class Sandbox:
         lang = program.language
         uid = self._new_uid()
         workdir = self._new_workdir(files, uid, warm=True)
-        cgroup = worker = None
+        cgroup = None
         try:
             mem_mb = max(1, memory_limit // MiB)
-            values = {
-                "build": program.build_dir,
-                "mem_mb": mem_mb,
-                "compile_mem_mb": mem_mb,
-                "class_archive": self._class_archive(lang),
-            }
             if self._cgroup is not None:
                 cgroup = Cgroup(self._cgroup, memory_limit, self.processes_limit)
             cpu_limit, rlimits, mechanism = self._limits(
                 cgroup, time_limit=time_limit, memory_limit=memory_limit, language=lang, compiling=False
             )
-            argv = expand(lang.run, **values)
-            worker = self._take_worker()
-            suite = worker.open_suite(
-                path=argv[-1],
-                argv=None if lang.name in WARM_LANGUAGES else argv,
-                workdir=workdir,
-                uid=uid,
-                rlimits=rlimits,
-                env=self._env(workdir, program.build_dir, lang.env, mem_mb),
-                cgroup=cgroup,
-            )
-            try:
-                results = [
-                    self._submission_test(suite, x, time_limit, output_limit, cpu_limit, mechanism)
-                    for x in inputs
-                ]
-            finally:
-                suite.close()
-        except BaseException:
-            if worker is not None:  # its protocol state is unknown: never reuse it
-                self._drop_worker(worker)
-                worker = None
-            raise
+            argv = expand(lang.run, **self._run_values(program, mem_mb))
+            with self._borrowed_worker() as worker:
+                suite = worker.open_suite(
+                    path=argv[-1],
+                    argv=None if lang.name in WARM_LANGUAGES else argv,
+                    workdir=workdir,
+                    uid=uid,
+                    rlimits=rlimits,
+                    env=self._env(workdir, program.build_dir, lang.env, mem_mb),
+                    cgroup=cgroup,
+                )
+                try:
+                    results = [
+                        self._submission_test(suite, x, time_limit, output_limit, cpu_limit, mechanism)
+                        for x in inputs
+                    ]
+                finally:
+                    suite.close()
         finally:
-            if worker is not None:
-                self._return_worker(worker)
             if cgroup is not None:
                 cgroup.kill_all()
                 cgroup.remove()
@@ -874,6 +849,30 @@ class Sandbox:
             mechanism=mechanism,
             note=SUBMISSION_NOTE,
         )
+
+    def _run_values(self, program: Program, mem_mb: int) -> dict:
+        """The placeholders of a language's run command for ``program``."""
+        return {
+            "build": program.build_dir,
+            "mem_mb": mem_mb,
+            "compile_mem_mb": mem_mb,
+            "class_archive": self._class_archive(program.language),
+        }
+
+    @contextmanager
+    def _borrowed_worker(self, warm: bool = True) -> Iterator[WarmWorker | None]:
+        """A warm worker for one run (``None`` when ``warm`` is false), returned to the idle ones
+        afterwards, or dropped when the run raised: its protocol state is then unknown."""
+        if not warm:
+            yield None
+            return
+        worker = self._take_worker()
+        try:
+            yield worker
+        except BaseException:
+            self._drop_worker(worker)
+            raise
+        self._return_worker(worker)
 
     def _take_worker(self) -> WarmWorker:
         """An idle warm worker, or a new one (one per concurrent run)."""
