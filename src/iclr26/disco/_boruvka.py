@@ -259,7 +259,6 @@ def _nearest_outside(
     """
     c = comp[p]
     core_p = core[p]
-    top = 0
     stack_node[0] = 0
     stack_bound[0] = max(core_p, node_min_core[0], _box_distance(X, p, lo, hi, 0))
     top = 1
