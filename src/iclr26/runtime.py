@@ -6,7 +6,7 @@ import io
 import os
 import random
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
@@ -20,6 +20,7 @@ SCALES = ("small", "medium")
 #: system takes the ones its experiment module lists in ``MODEL_OPTIONS``.
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
 T = TypeVar("T")
+R = TypeVar("R")
 
 
 #: Environment variable naming the folder that holds the authors' published data, one sub-folder per slug.
@@ -63,6 +64,72 @@ def set_torch_threads() -> int:
         raise ValueError(f"{TORCH_THREADS_ENV} must be an integer, got {raw!r}") from None
     torch.set_num_threads(n)
     return n
+
+
+#: What :func:`fork_map`'s workers inherit from their parent (the function and its jobs), so that
+#: neither is pickled: only results travel back.
+_FORKED: dict[str, Any] = {}
+
+
+def _init_forked(threads: int) -> None:
+    torch = sys.modules.get("torch")
+    if torch is not None:
+        torch.set_num_threads(threads)
+
+
+def _call_forked(index: int) -> Any:
+    return _FORKED["fn"](_FORKED["jobs"][index])
+
+
+def fork_map(
+    fn: Callable[[T], R],
+    jobs: Sequence[T],
+    *,
+    workers: int = 2,
+    threads: int = 1,
+    progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+) -> list[R]:
+    """``[fn(job) for job in jobs]``, computed in ``workers`` forked processes of ``threads`` torch threads.
+
+    The workers are forked from this process, so ``fn`` may be a closure over large objects (a model, a
+    dataset): they are shared copy-on-write and never pickled; each result is pickled back. Results
+    come in job order. One worker, one job, a platform without ``fork``, or a call from inside a worker
+    (no nesting) computes in this process with its current torch threads; a result then equals the
+    forked one only when ``threads`` equals this process's thread count. An exception in ``fn`` is
+    raised here once the other jobs are cancelled. ``progress`` wraps the completion stream (e.g.
+    ``RunContext.progress``).
+    """
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor, as_completed
+
+    from .validation import check_int
+
+    workers = check_int(workers, "workers", minimum=1)
+    threads = check_int(threads, "threads", minimum=1)
+    if not callable(fn):
+        raise TypeError(f"fn must be callable, got {type(fn).__name__}")
+    jobs = list(jobs)
+    wrap = progress or (lambda stream: stream)
+    if workers == 1 or len(jobs) <= 1 or _FORKED or "fork" not in multiprocessing.get_all_start_methods():
+        return list(wrap(fn(job) for job in jobs))
+    results: list[Any] = [None] * len(jobs)
+    _FORKED.update(fn=fn, jobs=jobs)
+    try:
+        context = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(
+            min(workers, len(jobs)), mp_context=context, initializer=_init_forked, initargs=(threads,)
+        ) as pool:
+            futures = {pool.submit(_call_forked, i): i for i in range(len(jobs))}
+            try:
+                for future in wrap(as_completed(futures)):
+                    results[futures[future]] = future.result()
+            except BaseException:
+                for future in futures:
+                    future.cancel()
+                raise
+    finally:
+        _FORKED.clear()
+    return results
 
 
 def seed_everything(seed: int) -> np.random.Generator:

@@ -39,3 +39,62 @@ def test_find_shared_data_takes_the_first_folder_holding_the_marker(tmp_path, mo
     (own / "data" / "items.jsonl").write_text("{}\n")
     assert find_shared_data("toy-slug", "data/items.jsonl", env="TOY_DATA") == own
     assert find_shared_data("toy-slug", "missing.csv", env="TOY_DATA") is None
+
+
+def test_fork_map_returns_results_in_job_order_from_other_processes():
+    import os
+
+    from iclr26.runtime import fork_map
+
+    table = {i: i * i for i in range(20)}  # a closure's object is inherited, never pickled
+    out = fork_map(lambda i: (table[i], os.getpid()), list(range(20)), workers=2)
+    assert [v for v, _ in out] == [i * i for i in range(20)]
+    assert os.getpid() not in {pid for _, pid in out}
+
+
+def test_fork_map_computes_here_for_one_worker_or_inside_a_worker():
+    import os
+
+    from iclr26.runtime import fork_map
+
+    here = os.getpid()
+    assert fork_map(lambda i: os.getpid(), [1, 2, 3], workers=1) == [here] * 3
+    assert fork_map(lambda i: os.getpid(), [1], workers=2) == [here]
+    nested = fork_map(lambda i: {os.getpid()} | set(fork_map(lambda j: os.getpid(), [1, 2])), [1, 2])
+    assert all(len(pids) == 1 and here not in pids for pids in nested)  # the inner call stays in the worker
+
+
+def test_fork_map_sets_the_workers_torch_threads_and_leaves_ours():
+    torch = pytest.importorskip("torch")
+    from iclr26.runtime import fork_map
+
+    before = torch.get_num_threads()
+    torch.set_num_threads(2)
+    try:
+        seen = []
+        out = fork_map(
+            lambda _: torch.get_num_threads(), [0, 1], threads=1, progress=lambda s: seen.extend(s) or seen
+        )
+        assert out == [1, 1] and len(seen) == 2  # the progress wrapper saw both completions
+        assert torch.get_num_threads() == 2
+    finally:
+        torch.set_num_threads(before)
+
+
+def test_fork_map_raises_the_workers_error_and_checks_its_arguments():
+    from iclr26.runtime import fork_map
+
+    def fail_on_three(i):
+        if i == 3:
+            raise KeyError("three")
+        return i
+
+    with pytest.raises(KeyError, match="three"):
+        fork_map(fail_on_three, range(6), workers=2)
+    assert fork_map(fail_on_three, [0, 1], workers=2) == [0, 1]  # the module state was cleared
+    with pytest.raises(ValueError, match="workers"):
+        fork_map(abs, [1], workers=0)
+    with pytest.raises(ValueError, match="threads"):
+        fork_map(abs, [1], threads=0)
+    with pytest.raises(TypeError, match="fn must be callable"):
+        fork_map(3, [1])
