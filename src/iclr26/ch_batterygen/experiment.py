@@ -299,7 +299,7 @@ def run(ctx: RunContext) -> Result:
                 epochs.setdefault("SVM_C", []).append(f["C"])
     metrics = {
         "n_vehicles": len(specs),
-        "n_rows": int(sum(g["rows"] for g in gen if g["rows"] is not None)),
+        "rows_generated_now": int(sum(g["rows"] for g in gen if g["rows"] is not None)),
         "vehicles_generated_now": n_new,
         "generation_seconds": round(gen_s, 2),
         "benchmark_seconds": round(bench_s, 2),
