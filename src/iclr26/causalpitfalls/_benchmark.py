@@ -122,7 +122,13 @@ def _ask(
         req = requests[job[0]]
         return req.model.generate([req.prompts[i] for i in job[1]], replace(req.config, seed=seed))
 
-    wrap = progress if callable(progress) else None
+    wrap = None
+    if progress is True:
+        from tqdm.auto import tqdm
+
+        progress = partial(tqdm, leave=False)
+    if callable(progress):  # evaluate's convention: f(iterable, total=, desc=)
+        wrap = partial(progress, total=len(jobs), desc=f"causalpitfalls model calls ({workers} workers)")
     outputs: list[dict[str, Generation]] = [{} for _ in requests]
     for (r, ids), outs in zip(jobs, fork_map(generate, jobs, workers=workers, progress=wrap), strict=True):
         outputs[r].update({_prompt_id(requests[r].prompts[i]): g for i, g in zip(ids, outs, strict=True)})
