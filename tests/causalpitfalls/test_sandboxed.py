@@ -1,3 +1,4 @@
+import dataclasses
 import importlib.util
 import json
 import warnings
@@ -17,6 +18,7 @@ from iclr26.causalpitfalls import (
     run_benchmark,
 )
 from iclr26.causalpitfalls._execute import _output
+from iclr26.models import Generation, LanguageModel
 from iclr26.sandbox import SandboxUnavailable
 
 SHARED = Path("/work/shared/data/causalpitfalls")
@@ -118,7 +120,7 @@ def test_pipeline_with_a_scripted_model(tmp_path):
     model = ScriptedModel(_reply)
     items = generate_challenges(1, 1, difficulties=["very_easy", "very_hard"], challenges="simpson_paradox")
     judges = [RubricJudge(), LLMJudge(model)]
-    res = run_benchmark(model, items, judges=judges, max_new_tokens=8, log_dir=tmp_path)
+    res = run_benchmark(model, items, judges=judges, max_new_tokens=8, log_dir=tmp_path, workers=1)
     assert len(res.records) == 4 and (tmp_path / "samples.sqlite").exists()
     code = {r["difficulty"]: r for r in res.records if r["protocol"] == "code"}
     assert (
@@ -132,17 +134,107 @@ def test_pipeline_with_a_scripted_model(tmp_path):
     assert v["rubric"]["scores"][:2] == [1, 1]
     assert v["llm:" + model.name]["invalid"] and v["llm:" + model.name]["scores"] == [0] * 5
     n_asked = len(model.prompts)
-    again = run_benchmark(model, items, judges=judges, max_new_tokens=8, log_dir=tmp_path)
+    again = run_benchmark(model, items, judges=judges, max_new_tokens=8, log_dir=tmp_path, workers=1)
     assert len(model.prompts) == n_asked  # resumed from the log: nothing asked again
     assert [r["verdicts"] for r in again.records] == [r["verdicts"] for r in res.records]
     with pytest.raises(ValueError, match="protocols"):
         run_benchmark(model, items, protocols=["oral"])
     with pytest.raises(ValueError, match="items"):
         run_benchmark(model, [])
+    with pytest.raises(ValueError, match="workers"):
+        run_benchmark(model, items, workers=0)
     with pytest.raises(ValueError, match="model"):
         LLMJudge("gpt")
     with pytest.raises(ValueError, match="batch_size"):
         LLMJudge(model, batch_size=0)
+
+
+class _CodeWriter(LanguageModel):
+    """A tiny random model that answers every code prompt with a fixed analysis (so that the code is
+    run and the results prompt asked); every other prompt goes to the tiny model."""
+
+    name = "tiny-code-writer"
+
+    def __init__(self, tiny):
+        self.tiny = tiny
+
+    @property
+    def identity(self):
+        return "code-writer:" + self.tiny.identity
+
+    def generate(self, prompts, config=None):
+        tiny = self.tiny.generate(prompts, config)  # also for code prompts: the batch stays as asked
+        code = "```python\nprint(pd.read_csv('{}').shape)\n```"
+        return [
+            Generation(text=code.format(p[0]["content"].split("available at: ")[1].split(",")[0]))
+            if "Provide Python code only" in p[0]["content"]
+            else g
+            for p, g in zip(prompts, tiny)
+        ]
+
+    def loglikelihood(self, contexts, continuations):  # pragma: no cover
+        raise NotImplementedError
+
+
+def _logged(folder):
+    from iclr26.evaluation import SampleLog
+
+    with SampleLog(folder / "samples.sqlite") as log:
+        rows = sorted(log.records(), key=lambda r: r["key"])
+    return [{k: v for k, v in r.items() if k not in ("created", "time")} for r in rows]
+
+
+def _timeless(records):
+    """Records without the sandbox's wall times (the only field that varies between runs)."""
+    return [
+        {**r, "execution": {k: v for k, v in r["execution"].items() if k != "wall_time"}}
+        if r.get("execution")
+        else r
+        for r in records
+    ]
+
+
+def test_forked_workers_log_and_score_exactly_as_one_process(tmp_path):
+    """Every record (prompts, replies, code, execution output, verdicts) and every logged sample is the
+    same with the model calls in two forked workers as in this process; a rerun resumes from the log."""
+    torch = pytest.importorskip("torch")
+    from iclr26.models import tiny_random_model
+
+    items = generate_challenges(3, 1, difficulties=["very_easy", "very_hard"], challenges="berkson_paradox")
+    items = [dataclasses.replace(it, data=it.data.head(16)) for it in items]  # within the tiny context
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the forked workers run one thread: so does the in-process run
+    try:
+        model = _CodeWriter(tiny_random_model(seed=0))
+        runs = {}
+        for workers in (1, 2):
+            judges = [RubricJudge(), LLMJudge(model.tiny, max_new_tokens=6, batch_size=2)]
+            try:
+                runs[workers] = run_benchmark(
+                    model,
+                    items,
+                    judges=judges,
+                    max_new_tokens=6,
+                    batch_size=2,
+                    log_dir=tmp_path / str(workers),
+                    workers=workers,
+                )
+            except SandboxUnavailable as e:  # pragma: no cover
+                pytest.skip(str(e))
+    finally:
+        torch.set_num_threads(threads)
+    one, two = runs[1], runs[2]
+    assert {r["code_status"] for r in one.records if r["protocol"] == "code"} == {"ok"}
+    assert _timeless(two.records) == _timeless(one.records)
+    for folder, run in (("1", one), ("2", two)):  # what was written is what was returned
+        written = json.loads((tmp_path / folder / "records.json").read_text())
+        assert _timeless(written) == _timeless(json.loads(json.dumps(run.records, default=str)))
+    logged = _logged(tmp_path / "1")
+    assert len(logged) == 2 + 2 + 2 + 4 and _logged(tmp_path / "2") == logged  # direct, code, results, judge
+    again = run_benchmark(
+        model, items, judges=judges, max_new_tokens=6, batch_size=1, log_dir=tmp_path / "2", workers=2
+    )
+    assert _timeless(again.records) == _timeless(two.records) and _logged(tmp_path / "2") == logged
 
 
 @pytest.mark.slow

@@ -9,7 +9,9 @@ for why). Intervals: 95% bootstrap over items (datasets for the analysts and for
 contrast, which pairs a dataset's two difficulties; judged responses for kappa).
 
 Model-benchmark options: ``--model`` (subject), ``--judge`` (LLM judge; default the subject's model),
-``--limit N`` (at most N items), ``--batch-size``.
+``--limit N`` (at most N items), ``--batch-size``. ``$ICLR26_CAUSALPITFALLS_WORKERS`` (default 2):
+processes for the model calls (forked, one torch thread each) and threads for the sandboxed analysts;
+results do not depend on it.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ import numpy as np
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
+from ..validation import check_int
 from ._data import DIFFICULTIES
 
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
@@ -42,6 +45,21 @@ SMALL_ANALYST_CHALLENGES = (
     "causal_direction_iv",
     "population_shift",
 )
+
+
+#: Worker processes of the small and medium runs (a 2-core machine; each runs one torch thread).
+WORKERS = 2
+WORKERS_ENV = "ICLR26_CAUSALPITFALLS_WORKERS"
+
+
+def _workers() -> int:
+    """Processes for the model calls and sandboxed analyses: ``$ICLR26_CAUSALPITFALLS_WORKERS``, else
+    :data:`WORKERS`."""
+    raw = os.environ.get(WORKERS_ENV, str(WORKERS))
+    try:
+        return check_int(int(raw), WORKERS_ENV, minimum=1)
+    except ValueError:
+        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}") from None
 
 
 def _data_root() -> Path | None:
@@ -110,38 +128,53 @@ def _per_item(res, judge: str, protocol: str, drop: bool) -> dict[str, float]:
     }
 
 
-def _analysts(items, sandbox_limit: float) -> list[dict]:
+def _analysts(items, sandbox_limit: float, workers: int) -> list[dict]:
     """Reference and naive analysts on one item per dataset (their code ignores the difficulty): the
-    fraction of the rubric's numeric, direction and value-match criteria their printed output meets."""
+    fraction of the rubric's numeric, direction and value-match criteria their printed output meets.
+    The sandboxed programs run ``workers`` at a time (threads sharing one sandbox)."""
+    from concurrent.futures import ThreadPoolExecutor
+
     from ..sandbox import Sandbox
     from . import ANALYST_CHALLENGES, RubricJudge, analyst_code, execute_analysis
 
     decided = ("numeric", "numeric_any", "direction", "value_match")
     mark = "=== naive analyst ==="
-    rows, seen = [], set()
-    with Sandbox(time_limit=sandbox_limit, memory_limit=2048 << 20) as sb:
-        for it in items:
-            if it.challenge not in ANALYST_CHALLENGES or it.dataset in seen or not it.answer_key:
-                continue
+    chosen, seen = [], set()
+    for it in items:
+        if it.challenge in ANALYST_CHALLENGES and it.dataset not in seen and it.answer_key:
             seen.add(it.dataset)
-            crit = [i for i, c in enumerate(it.rubric["criteria"]) if c["type"] in decided]
-            # one sandboxed program runs both analysts (the preamble's imports dominate its cost)
-            naive_call = analyst_code(it, "naive").rsplit("\n", 2)[-2]
-            code = analyst_code(it, "reference") + f"print({mark!r})\n{naive_call}\n"
-            a = execute_analysis(code, it, sandbox=sb, time_limit=sandbox_limit)
-            outputs = dict(zip(("reference", "naive"), a.output.split(mark) + [""]))
-            for kind, text in outputs.items():
-                v = RubricJudge().judge([(it.rubric, text)])[0].scores
-                got = [v[i] for i in crit if v[i] is not None]
-                rows.append(
-                    {
-                        "analyst": kind,
-                        "challenge": it.challenge,
-                        "dataset": it.dataset,
-                        "status": a.status,
-                        "met": float(np.mean(got)) if got else float("nan"),
-                    }
-                )
+            chosen.append(it)
+
+    def program(it) -> str:
+        # one sandboxed program runs both analysts (the preamble's imports dominate its cost)
+        naive_call = analyst_code(it, "naive").rsplit("\n", 2)[-2]
+        return analyst_code(it, "reference") + f"print({mark!r})\n{naive_call}\n"
+
+    with (
+        Sandbox(time_limit=sandbox_limit, memory_limit=2048 << 20) as sb,
+        ThreadPoolExecutor(workers) as pool,
+    ):
+        runs = list(
+            pool.map(
+                lambda it: execute_analysis(program(it), it, sandbox=sb, time_limit=sandbox_limit), chosen
+            )
+        )
+    rows = []
+    for it, a in zip(chosen, runs, strict=True):
+        crit = [i for i, c in enumerate(it.rubric["criteria"]) if c["type"] in decided]
+        outputs = dict(zip(("reference", "naive"), a.output.split(mark) + [""]))
+        for kind, text in outputs.items():
+            v = RubricJudge().judge([(it.rubric, text)])[0].scores
+            got = [v[i] for i in crit if v[i] is not None]
+            rows.append(
+                {
+                    "analyst": kind,
+                    "challenge": it.challenge,
+                    "dataset": it.dataset,
+                    "status": a.status,
+                    "met": float(np.mean(got)) if got else float("nan"),
+                }
+            )
     return rows
 
 
@@ -183,6 +216,7 @@ def run(ctx: RunContext) -> Result:
     from . import LLMJudge, RubricJudge, causal_reliability, code_failure_rate, failure_rate, run_benchmark
 
     set_torch_threads()
+    workers = _workers()
     items, analyst_items, source = _items(ctx)
     t0 = time.perf_counter()
     model = ctx.load_model("embedded")
@@ -202,11 +236,12 @@ def run(ctx: RunContext) -> Result:
         code_max_new_tokens=code_new,
         batch_size=ctx.batch_size or 2,
         log_dir=ctx.out_dir / "log",
+        workers=workers,
         progress=ctx.progress,
     )
     bench_s = time.perf_counter() - t0
     t0 = time.perf_counter()
-    analysts = _analysts(analyst_items, 60.0)
+    analysts = _analysts(analyst_items, 60.0, workers)
     analysts_s = time.perf_counter() - t0
     boot = dict(n_boot=2000, seed=ctx.seed)
     cat_of = {it.key: it.category for it in items}
