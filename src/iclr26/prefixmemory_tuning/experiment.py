@@ -56,10 +56,10 @@ LR_GRIDS = {
     "lora": (1e-4, 3e-4, 1e-3, 3e-3),
     "full": (1e-5, 3e-5, 1e-4, 3e-4),
 }
-#: method name -> (train_peft method, PMT feature map)
+#: method name -> (train_peft method, PrefixMemoryConfig arguments for PMT, else None)
 METHODS = {
-    "pmt": ("pmt", "elu"),
-    "pmt_gelu": ("pmt", "gelu"),
+    "pmt": ("pmt", {"feature_map": "elu"}),
+    "pmt_gelu": ("pmt", {"feature_map": "gelu"}),
     "prefix": ("prefix", None),
     "lora": ("lora", None),
     "full": ("full", None),
@@ -152,8 +152,8 @@ def _correct(model, tokenizer, task: WordTask, words) -> np.ndarray:
 
 
 def _train(hf, examples, method: str, lr: float, steps: int, seed: int):
-    base, feature_map = METHODS[method]
-    cfg = PrefixMemoryConfig(feature_map=feature_map) if feature_map else None
+    base, pmt_args = METHODS[method]
+    cfg = PrefixMemoryConfig(**pmt_args) if pmt_args is not None else None
     return train_peft(
         hf, examples, base, epochs=steps, lr=lr, batch_size=len(examples), seed=seed, pmt_config=cfg
     )
@@ -289,7 +289,7 @@ def _run_task(hf, split: Split, lrs, plan: Plan, draws: list[SeedDraw], ood, wor
     The (seed, method) trainings and the base model's scoring are independent jobs for
     :func:`iclr26.runtime.fork_map`; a training's seed is its seed's, whatever worker runs it.
     """
-    methods = sorted(plan.methods, key=_JOB_ORDER.index)
+    methods = sorted(plan.methods, key=lambda m: _JOB_ORDER.index(m) if m in _JOB_ORDER else len(_JOB_ORDER))
     jobs = [(k, m) for m in methods for k in range(len(draws))] + [(None, "base")]
 
     def job(key):
