@@ -13,9 +13,10 @@ cross-entropy of the true label among the labels. Every seed is then trained at 
 Claims (intervals: hierarchical bootstrap over seeds, then test words within a seed, paired; at medium
 the test words of all tasks are pooled, an equal number per task): (1) PMT - Prefix-Tuning accuracy > 0;
 (2) PMT - LoRA >= -2 points; (5) PMT step time <= LoRA's (ratio of the mean CPU seconds per step over
-the same batches, both timed in the same kind of process); (3) Prefix-Tuning's prefix attention mass at the last token falls with the input length
-(Spearman rho < -0.8) while PMT's memory share changes by at most 20 % (units: groups of prompts cut
-from one shuffled word run to each length; language identification); (4) the top-10 eigenvalue share of
+the same batches, both timed in the same kind of process); (3) Prefix-Tuning's prefix attention mass
+at the last token falls with the input length (Spearman rho < -0.8) while PMT's memory share changes
+by at most 20 % (units: groups of prompts cut from one shuffled word run to each length; language
+identification); (4) the top-10 eigenvalue share of
 the covariance of the added bias vectors (middle layer, the test prompts' tokens) is larger for PMT than
 for Prefix-Tuning (paired on tokens). Medium adds the IID/OOD view: after adapting on entity type,
 3-shot in-context accuracy on language identification, PMT - LoRA >= 0 (PMT falls no more than LoRA).
