@@ -398,7 +398,7 @@ def _step_claim(by_task):
         lambda g: g[:, 0].mean() / g[:, 1].mean(), per_seed, n_boot=N_BOOT, unit="steps"
     )
     return est.claim(
-        "PMT step time <= LoRA's (ratio of mean CPU seconds per step, same batches, one thread each)",
+        "PMT step time <= LoRA's (ratio of mean CPU seconds per step, same batches, same kind of process)",
         "<=",
         1.0,
         paper="PMT cheaper than LoRA (issue: 4.55 s vs 5.3 s, b 8 x 128)",
