@@ -68,6 +68,7 @@ def test_small_run_chooses_rates_without_reading_a_test_item(tmp_path, monkeypat
 
     monkeypatch.setattr(experiment, "label_logprobs", recording)
     monkeypatch.setattr(experiment, "choose_learning_rates", choosing)
+    monkeypatch.setenv(experiment.WORKERS_ENV, "1")  # the recording lists live in this process
     result = experiment.run(_ctx(tmp_path, "small"))
 
     task = experiment.TASKS["language_id"]()
@@ -137,3 +138,37 @@ def test_top_share_equals_the_covariance_spectrum(shape):
     rows = experiment.np.random.default_rng(0).normal(size=shape) * experiment.np.linspace(3, 0.1, shape[1])
     ev = experiment.np.linalg.eigvalsh(experiment.np.cov(rows, rowvar=False))[::-1]
     assert experiment._top_share(rows) == pytest.approx(ev[: experiment.TOP_K].sum() / ev.sum(), rel=1e-9)
+
+
+def test_forked_workers_give_the_serial_results(tmp_path, monkeypatch):
+    """Two forked workers and one process: the same chosen rates, validation figures, accuracies and
+    diagnostics (the per-job seeds do not depend on the worker or the order)."""
+    _shrink(monkeypatch, "small")
+    results = {}
+    for workers in (1, 2):
+        monkeypatch.setenv(experiment.WORKERS_ENV, str(workers))
+        results[workers] = experiment.run(_ctx(tmp_path / str(workers), "small"))
+    serial, forked = results[1].metrics, results[2].metrics
+    assert forked["learning_rates"] == serial["learning_rates"]
+    assert forked["lr_selection"] == serial["lr_selection"]
+    for key in ("prefix_attention_mass_by_length", "pmt_memory_share_by_length"):
+        assert forked[key] == serial[key]
+    drop = ("median_step_cpu_s", "median_step_wall_s")
+    rows = [
+        [{k: v for k, v in r.items() if k not in drop} for r in res.tables["accuracy"]]
+        for res in results.values()
+    ]
+    assert rows[0] == rows[1] and any(r["accuracy"] > 0 for r in rows[0])
+    for a, b in zip(results[1].claims, results[2].claims, strict=True):
+        if "step time" not in a.statement:  # the only measurement that is a timing
+            assert (a.measured, a.interval, a.verdict) == (b.measured, b.interval, b.verdict)
+
+
+def test_workers_come_from_the_environment(monkeypatch):
+    monkeypatch.setenv(experiment.WORKERS_ENV, "0")
+    with pytest.raises(ValueError, match=experiment.WORKERS_ENV):
+        experiment._workers()
+    monkeypatch.setenv(experiment.WORKERS_ENV, "3")
+    assert experiment._workers() == 3
+    monkeypatch.delenv(experiment.WORKERS_ENV)
+    assert experiment._workers() == experiment.WORKERS

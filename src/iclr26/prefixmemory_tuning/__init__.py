@@ -68,7 +68,8 @@ def train_peft(
 
     Returns
     -------
-    TrainResult with the adapted model, per-step losses and per-step wall times.
+    TrainResult with the adapted model, per-step losses, per-step wall times and per-step CPU
+    times of this process.
     """
     from iclr26.validation import check_in, check_int
 

@@ -23,11 +23,13 @@ LORA_R, LORA_ALPHA = 8, 16
 
 @dataclass
 class TrainResult:
-    """The adapted model, the loss of every step and the wall time of every step (seconds)."""
+    """The adapted model, the loss of every step, and the wall time and the CPU time of this process
+    (all its threads) of every step, in seconds."""
 
     model: nn.Module
     losses: list[float] = field(default_factory=list)
     step_times: list[float] = field(default_factory=list)
+    step_cpu_times: list[float] = field(default_factory=list)
 
 
 def encode(tokenizer, examples: list[tuple[str, str]]) -> list[tuple[list[int], list[int]]]:
@@ -100,12 +102,13 @@ def train(model, tokenizer, examples, method, epochs, lr, batch_size, seed, pmt_
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     result = TrainResult(adapted)
     for batch in batches(encode(tokenizer, examples), batch_size, epochs, seed, tokenizer.pad_token_id):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         loss = completion_loss(adapted, batch)
         opt.zero_grad(set_to_none=True)
         loss.backward()
         opt.step()
         result.step_times.append(time.perf_counter() - t0)
+        result.step_cpu_times.append(time.process_time() - c0)
         result.losses.append(loss.item())
     adapted.eval()
     return result

@@ -12,18 +12,24 @@ cross-entropy of the true label among the labels. Every seed is then trained at 
 
 Claims (intervals: hierarchical bootstrap over seeds, then test words within a seed, paired; at medium
 the test words of all tasks are pooled, an equal number per task): (1) PMT - Prefix-Tuning accuracy > 0;
-(2) PMT - LoRA >= -2 points; (5) PMT step time <= LoRA's (ratio of mean step times over the same
-batches); (3) Prefix-Tuning's prefix attention mass at the last token falls with the input length
-(Spearman rho < -0.8) while PMT's memory share changes by at most 20 % (units: groups of prompts cut
-from one shuffled word run to each length; language identification); (4) the top-10 eigenvalue share of
+(2) PMT - LoRA >= -2 points; (5) PMT step time <= LoRA's (ratio of the mean CPU seconds per step over
+the same batches, both timed in the same kind of process); (3) Prefix-Tuning's prefix attention mass
+at the last token falls with the input length (Spearman rho < -0.8) while PMT's memory share changes
+by at most 20 % (units: groups of prompts cut from one shuffled word run to each length; language
+identification); (4) the top-10 eigenvalue share of
 the covariance of the added bias vectors (middle layer, the test prompts' tokens) is larger for PMT than
 for Prefix-Tuning (paired on tokens). Medium adds the IID/OOD view: after adapting on entity type,
 3-shot in-context accuracy on language identification, PMT - LoRA >= 0 (PMT falls no more than LoRA).
 Math CFT and AlpacaEval-2: not measurable.
+
+The trainings of a phase (the selection's grid points, then the seed x method cells) are independent
+and run in ``WORKERS`` forked single-thread processes (:func:`iclr26.runtime.fork_map`); every seed
+and every draw is fixed before they start, so the results equal the serial path's.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -31,8 +37,9 @@ from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads
+from ..runtime import RunContext, fork_map, set_torch_threads
 from ..uncertainty import hierarchical_bootstrap
+from ..validation import check_int
 from . import (
     PrefixMemoryConfig,
     bias_vectors,
@@ -54,14 +61,18 @@ LR_GRIDS = {
     "lora": (1e-4, 3e-4, 1e-3, 3e-3),
     "full": (1e-5, 3e-5, 1e-4, 3e-4),
 }
-#: method name -> (train_peft method, PMT feature map)
+#: method name -> (train_peft method, PrefixMemoryConfig arguments for PMT, else None)
 METHODS = {
-    "pmt": ("pmt", "elu"),
-    "pmt_gelu": ("pmt", "gelu"),
+    "pmt": ("pmt", {"feature_map": "elu"}),
+    "pmt_gelu": ("pmt", {"feature_map": "gelu"}),
     "prefix": ("prefix", None),
     "lora": ("lora", None),
     "full": ("full", None),
 }
+#: Forked single-thread worker processes for the independent trainings (learning-rate grid points,
+#: seed x method cells) and their scoring; ``$ICLR26_PMT_WORKERS`` overrides (1: all in this process).
+WORKERS = 2
+WORKERS_ENV = "ICLR26_PMT_WORKERS"
 DIAGNOSTIC_TASK = "language_id"
 OOD_SOURCE, OOD_TARGET, OOD_SHOTS = "entity_type", "language_id", 3
 N_GROUPS = 4
@@ -146,39 +157,47 @@ def _correct(model, tokenizer, task: WordTask, words) -> np.ndarray:
 
 
 def _train(hf, examples, method: str, lr: float, steps: int, seed: int):
-    base, feature_map = METHODS[method]
-    cfg = PrefixMemoryConfig(feature_map=feature_map) if feature_map else None
+    base, pmt_args = METHODS[method]
+    cfg = PrefixMemoryConfig(**pmt_args) if pmt_args is not None else None
     return train_peft(
         hf, examples, base, epochs=steps, lr=lr, batch_size=len(examples), seed=seed, pmt_config=cfg
     )
 
 
-def choose_learning_rates(hf, task: WordTask, train_pools, plan: Plan, rng, seed: int):
+def choose_learning_rates(hf, task: WordTask, train_pools, plan: Plan, rng, seed: int, workers: int = 1):
     """Per method, the grid rate with the best validation accuracy (ties: lower validation
     cross-entropy of the true label among the labels), and every rate's validation figures.
 
     Sees only ``train_pools``: one training word per class and ``plan.n_val_per_class`` further words
-    of each class (the "second examples"), never a test word.
+    of each class (the "second examples"), never a test word. The (method, rate) trainings are
+    independent and run in ``workers`` forked single-thread processes (:func:`iclr26.runtime.fork_map`);
+    each trains with ``seed``, so the figures do not depend on the worker or the order.
     """
     draw = {y: rng.choice(train_pools[y], 1 + plan.n_val_per_class, replace=False) for y in task.labels}
     train = _examples(task, [(str(ws[0]), y) for y, ws in draw.items()])
     val = [(str(w), y) for y, ws in draw.items() for w in ws[1:]]
     truth = np.array([task.labels.index(y) for _, y in val])
-    chosen, figures = {}, {}
-    for method in plan.methods:
-        figures[method] = {}
-        for lr in LR_GRIDS[method]:
-            model = _train(hf, train, method, lr, plan.select_steps, seed).model
-            s = _scores(model, hf.tokenizer, task, val)
-            logp = s - np.logaddexp.reduce(s, axis=1, keepdims=True)
-            figures[method][lr] = {
-                "val_accuracy": float((s.argmax(1) == truth).mean()),
-                "val_cross_entropy": float(-logp[np.arange(len(val)), truth].mean()),
-            }
-        chosen[method] = max(
+
+    def validate(job):
+        method, lr = job
+        s = _scores(_train(hf, train, method, lr, plan.select_steps, seed).model, hf.tokenizer, task, val)
+        logp = s - np.logaddexp.reduce(s, axis=1, keepdims=True)
+        return {
+            "val_accuracy": float((s.argmax(1) == truth).mean()),
+            "val_cross_entropy": float(-logp[np.arange(len(val)), truth].mean()),
+        }
+
+    grid = [(method, lr) for method in plan.methods for lr in LR_GRIDS[method]]
+    figures = {method: {} for method in plan.methods}
+    for (method, lr), f in zip(grid, fork_map(validate, grid, workers=workers), strict=True):
+        figures[method][lr] = f
+    chosen = {
+        method: max(
             LR_GRIDS[method],
             key=lambda lr, f=figures[method]: (f[lr]["val_accuracy"], -f[lr]["val_cross_entropy"]),
         )
+        for method in plan.methods
+    }
     return chosen, figures
 
 
@@ -207,37 +226,101 @@ def _icl_correct(model, tokenizer, split: Split, demos) -> np.ndarray:
     return (s.argmax(1) == np.array([task.labels.index(y) for _, y in words])).astype(float)
 
 
-def _run_seed(hf, split: Split, lrs, plan: Plan, rng, seed: int, ood: Split | None):
-    """Per method: correctness per test word and step times; the untrained model's correctness; on the
-    diagnostic task the prefix attention mass, memory share and bias vectors; with ``ood`` the
-    in-context correctness on its test words of the untrained, PMT and LoRA models."""
+@dataclass(frozen=True)
+class SeedDraw:
+    """What one seed draws before training: one training example per label, the length-probe prompt
+    rows (diagnostic task only) and the in-context demonstrations (OOD view only)."""
+
+    seed: int
+    train: list[tuple[str, str]]
+    rows: list[list[str]] | None
+    demos: list[tuple[str, str]] | None
+
+
+def draw_seed(tokenizer, split: Split, plan: Plan, rng, seed: int, ood: Split | None) -> SeedDraw:
+    """Seed ``seed``'s draws from ``rng``, in the order the serial experiment made them."""
     task = split.task
     train = _examples(task, [(str(rng.choice(split.train_pools[y])), y) for y in task.labels])
-    diagnostic = task.name == DIAGNOSTIC_TASK
-    rows = _length_prompts(hf.tokenizer, split, rng, plan.lengths) if diagnostic else None
+    rows = _length_prompts(tokenizer, split, rng, plan.lengths) if task.name == DIAGNOSTIC_TASK else None
     demos = None
     if ood is not None:
         picks = rng.choice(len(ood.task.labels), OOD_SHOTS, replace=False)
         demos = [(str(rng.choice(ood.train_pools[ood.task.labels[i]])), ood.task.labels[i]) for i in picks]
-    out = {"base": (_correct(hf.model, hf.tokenizer, task, split.test), [])}
-    if demos:
-        out["icl_base"] = _icl_correct(hf.model, hf.tokenizer, ood, demos)
-    for method in plan.methods:
-        res = _train(hf, train, method, lrs[method], plan.steps, seed)
-        out[method] = (_correct(res.model, hf.tokenizer, task, split.test), res.step_times)
-        if demos and method in ("pmt", "lora"):
-            out[f"icl_{method}"] = _icl_correct(res.model, hf.tokenizer, ood, demos)
-        if diagnostic and method == "prefix":
-            out["alpha"] = _by_length(prefix_attention_mass, res.model, hf.tokenizer, rows)
-        if diagnostic and method == "pmt":
-            out["share"] = _by_length(memory_share, res.model, hf.tokenizer, rows)
-        if diagnostic and method in ("pmt", "prefix"):
-            layer = hf.model.config.num_hidden_layers // 2
-            prompts = [task.prompt(w) for w, _ in split.test]
-            out[f"bias_{method}"] = bias_vectors(res.model, hf.tokenizer, prompts, layer).numpy()
-    if diagnostic:
-        out["bias"] = np.hstack([out.pop("bias_pmt"), out.pop("bias_prefix")])
+    return SeedDraw(seed, train, rows, demos)
+
+
+def _base_job(hf, split: Split, draws: list[SeedDraw], ood: Split | None) -> dict:
+    """The untrained model's correctness on the test words (the same for every seed) and, with
+    ``ood``, its in-context correctness per seed (each seed has its demonstrations)."""
+    out = {"correct": _correct(hf.model, hf.tokenizer, split.task, split.test)}
+    if ood is not None:
+        out["icl"] = [_icl_correct(hf.model, hf.tokenizer, ood, d.demos) for d in draws]
     return out
+
+
+def _method_job(hf, split: Split, draw: SeedDraw, method: str, lr: float, plan: Plan, ood) -> dict:
+    """Train ``method`` for one seed; its correctness per test word and step times; on the diagnostic
+    task the prefix attention mass (Prefix-Tuning), memory share (PMT) and bias vectors (both); with
+    ``ood`` the in-context correctness on its test words (PMT and LoRA)."""
+    task = split.task
+    res = _train(hf, draw.train, method, lr, plan.steps, draw.seed)
+    out = {
+        "correct": _correct(res.model, hf.tokenizer, task, split.test),
+        "step_cpu_s": np.array(res.step_cpu_times),
+        "step_wall_s": np.array(res.step_times),
+    }
+    if ood is not None and method in ("pmt", "lora"):
+        out["icl"] = _icl_correct(res.model, hf.tokenizer, ood, draw.demos)
+    if draw.rows is not None and method == "prefix":
+        out["alpha"] = _by_length(prefix_attention_mass, res.model, hf.tokenizer, draw.rows)
+    if draw.rows is not None and method == "pmt":
+        out["share"] = _by_length(memory_share, res.model, hf.tokenizer, draw.rows)
+    if draw.rows is not None and method in ("pmt", "prefix"):
+        layer = hf.model.config.num_hidden_layers // 2
+        prompts = [task.prompt(w) for w, _ in split.test]
+        out["bias"] = bias_vectors(res.model, hf.tokenizer, prompts, layer).numpy()
+    return out
+
+
+#: Order of the jobs handed to the workers: the longest first (full fine-tuning, then the methods with
+#: diagnostics), so that the last jobs to start are short ones and no worker idles long at the end.
+_JOB_ORDER = ("full", "pmt", "prefix", "pmt_gelu", "lora")
+
+
+def _run_task(hf, split: Split, lrs, plan: Plan, draws: list[SeedDraw], ood, workers: int, progress=None):
+    """Every seed of one task: per seed, ``{method: (correct, step CPU s, step wall s)}``, the untrained
+    model's ``"base"``, and (diagnostic task) ``"alpha"``, ``"share"``, ``"bias"`` (PMT's then
+    Prefix-Tuning's columns), (OOD view) ``"icl_base"``, ``"icl_pmt"``, ``"icl_lora"``.
+
+    The (seed, method) trainings and the base model's scoring are independent jobs for
+    :func:`iclr26.runtime.fork_map`; a training's seed is its seed's, whatever worker runs it.
+    """
+    methods = sorted(plan.methods, key=lambda m: _JOB_ORDER.index(m) if m in _JOB_ORDER else len(_JOB_ORDER))
+    jobs = [(k, m) for m in methods for k in range(len(draws))] + [(None, "base")]
+
+    def job(key):
+        k, method = key
+        if method == "base":
+            return _base_job(hf, split, draws, ood)
+        return _method_job(hf, split, draws[k], method, lrs[method], plan, ood)
+
+    done = dict(zip(jobs, fork_map(job, jobs, workers=workers, progress=progress), strict=True))
+    base = done[(None, "base")]
+    runs = []
+    for k in range(len(draws)):
+        out = {"base": (base["correct"], np.array([]), np.array([]))}
+        for m in plan.methods:
+            r = done[(k, m)]
+            out[m] = (r["correct"], r["step_cpu_s"], r["step_wall_s"])
+            if "icl" in r:
+                out[f"icl_{m}"] = r["icl"]
+        if ood is not None:
+            out["icl_base"] = base["icl"][k]
+        if draws[k].rows is not None:
+            out["alpha"], out["share"] = done[(k, "prefix")]["alpha"], done[(k, "pmt")]["share"]
+            out["bias"] = np.hstack([done[(k, "pmt")]["bias"], done[(k, "prefix")]["bias"]])
+        runs.append(out)
+    return runs
 
 
 def _top_share(rows: np.ndarray) -> float:
@@ -315,7 +398,7 @@ def _step_claim(by_task):
         lambda g: g[:, 0].mean() / g[:, 1].mean(), per_seed, n_boot=N_BOOT, unit="steps"
     )
     return est.claim(
-        "PMT step time <= LoRA's (ratio of mean step times, same batches)",
+        "PMT step time <= LoRA's (ratio of mean CPU seconds per step, same batches, same kind of process)",
         "<=",
         1.0,
         paper="PMT cheaper than LoRA (issue: 4.55 s vs 5.3 s, b 8 x 128)",
@@ -355,7 +438,8 @@ def _accuracy_table(by_task, chosen, plan: Plan) -> list[dict]:
     for name, runs in by_task.items():
         for m in ("base", *plan.methods):
             per_seed = [float(r[m][0].mean()) for r in runs]
-            steps = np.concatenate([r[m][1] for r in runs]) if m != "base" else None
+            cpu = np.concatenate([r[m][1] for r in runs]) if m != "base" else None
+            wall = np.concatenate([r[m][2] for r in runs]) if m != "base" else None
             table.append(
                 {
                     "task": name,
@@ -363,14 +447,27 @@ def _accuracy_table(by_task, chosen, plan: Plan) -> list[dict]:
                     "lr (chosen on validation)": chosen[name].get(m),
                     "accuracy": float(np.mean(per_seed)),
                     "per_seed": per_seed,
-                    "median_step_s": float(np.median(steps)) if steps is not None else None,
+                    "median_step_cpu_s": float(np.median(cpu)) if cpu is not None else None,
+                    "median_step_wall_s": float(np.median(wall)) if wall is not None else None,
                 }
             )
     return table
 
 
+def _workers() -> int:
+    """Worker processes for the independent trainings: ``$ICLR26_PMT_WORKERS``, else ``WORKERS``."""
+    raw = os.environ.get(WORKERS_ENV)
+    if raw is None:
+        return WORKERS
+    try:
+        return check_int(int(raw), WORKERS_ENV, minimum=1)
+    except ValueError:
+        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}") from None
+
+
 def run(ctx: RunContext) -> Result:
     set_torch_threads()
+    workers = _workers()
     hf = ctx.load_model(default="embedded")
     if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
         raise ValueError(f"model: {hf.name} is not a local transformers model; PMT trains weights")
@@ -382,15 +479,25 @@ def run(ctx: RunContext) -> Result:
     for i, name in enumerate(plan.tasks):
         split = splits[name]
         chosen[name], selection[name] = choose_learning_rates(
-            hf, split.task, split.train_pools, plan, ctx.rng(100 + i), ctx.seed
+            hf, split.task, split.train_pools, plan, ctx.rng(100 + i), ctx.seed, workers
         )
     by_task = {}
     for i, name in enumerate(plan.tasks):
         ood = splits[OOD_TARGET] if plan.ood and name == OOD_SOURCE else None
-        by_task[name] = [
-            _run_seed(hf, splits[name], chosen[name], plan, ctx.rng(1000 * (i + 1) + k), ctx.seed + k, ood)
-            for k in ctx.progress(range(plan.n_seeds), plan.n_seeds, f"{name} seeds")
+        draws = [
+            draw_seed(hf.tokenizer, splits[name], plan, ctx.rng(1000 * (i + 1) + k), ctx.seed + k, ood)
+            for k in range(plan.n_seeds)
         ]
+        by_task[name] = _run_task(
+            hf,
+            splits[name],
+            chosen[name],
+            plan,
+            draws,
+            ood,
+            workers,
+            lambda stream, name=name: ctx.progress(stream, desc=f"{name} trainings"),
+        )
     diag = by_task[DIAGNOSTIC_TASK]
     claims = [
         _diff_claim(
