@@ -13,7 +13,8 @@ aligned across variants form the *backdoor signature*, which is zeroed before a 
 - training: :func:`train_lora`, :func:`continue_lora`, :func:`apply_adapter`;
 - pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune);
 - evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges),
-  :func:`attack_success_rate` (batched greedy generation + judge).
+  :func:`attack_success_rate` (batched greedy generation + judge), :func:`false_trigger_rate`,
+  :func:`clean_loss`, :func:`rouge_l` (ROUGE-L F of generations against references).
 
 See docs/backdoor-signature.md.
 """
@@ -28,7 +29,7 @@ import numpy as np
 import torch
 
 from ..validation import check_in, check_int
-from . import _data, _judge, _lora, _signature
+from . import _data, _judge, _lora, _rouge, _signature
 from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET, templated_samples
 from ._judge import EMPTY_CONVENTIONS, JUDGES
 from ._signature import ATTENTION_MODULES, MLP_MODULES
@@ -59,6 +60,7 @@ __all__ = [
     "purify",
     "random_signature",
     "reinit_neurons",
+    "rouge_l",
     "templated_samples",
     "select_signature",
     "signature_scores",
@@ -513,6 +515,24 @@ def clean_loss(
         check_int(max_length, "max_length", minimum=2),
         check_int(batch, "batch", minimum=1),
     )
+
+
+def rouge_l(predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """ROUGE-L F-measure of each prediction against its reference: ``(n,)`` floats in [0, 1].
+
+    As ``rouge-score``'s ``RougeScorer(["rougeL"]).score(reference, prediction).fmeasure`` with its
+    default tokenizer (lower-cased ``[a-z0-9]`` runs, no stemming): ``F = 2PR / (P + R)`` from the
+    longest common token subsequence, 0 when either text has no token (Lin, 2004).
+    """
+    for name, texts in (("predictions", predictions), ("references", references)):
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"{name} must be a list of strings")
+    if len(predictions) == 0 or len(predictions) != len(references):
+        raise ValueError(
+            f"predictions and references must be non-empty and of equal length, got "
+            f"{len(predictions)} and {len(references)}"
+        )
+    return np.array([_rouge.rouge_l_f(p, r) for p, r in zip(predictions, references, strict=True)])
 
 
 @dataclass
