@@ -262,3 +262,42 @@ def test_forked_prefix_states_and_prompt_heads_equal_serial_ones(tiny):
         tiny, {"a": tail}, prompts, max_new_tokens=6, batch=2, alpha=8, cache=heads
     )
     assert warm == cold and len(heads) == 3
+
+
+def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_path):
+    """The headline experiment's schedule (attack rounds beside prefix/prompt warm-up jobs, forked
+    variant trainings, recoveries and evaluations) gives the same numbers in 1 and 2 processes."""
+    from iclr26.backdoor_signature import experiment
+    from iclr26.runtime import RunContext
+
+    monkeypatch.setattr(experiment, "_data_root", lambda: None)
+    monkeypatch.setattr(experiment, "ATTACK_EPOCHS_STEP", 1)
+    model = tiny_random_model(0)  # 2 layers: LoRA on the last one, layer 0 is the shared prefix
+    cfg = dict(
+        experiment.SETTINGS["small"],
+        layers=1,
+        max_length=160,  # the tiny tokenizer spells words out
+        n_attack_clean=6,
+        n_attack_poison=6,
+        n_calib=3,
+        n_test=5,
+        n_clean_eval=4,
+        n_variants=2,
+        n_per_variant=4,
+        recover_n=4,
+        recover_epochs=1,
+        batch=4,
+        max_new_tokens=3,
+        fine_pruning=True,
+    )
+    ctx = RunContext(slug="backdoor-signature", out_dir=tmp_path, show_progress=False)
+    one = experiment._run_seed(model, {**cfg, "workers": 1}, ctx, 0)
+    two = experiment._run_seed(model, {**cfg, "workers": 2}, ctx, 0)
+    assert len(one["calibration"]) == experiment.ATTACK_ROUNDS  # a random model never meets the bar
+    assert np.isfinite([r["final_loss"] for r in one["calibration"]]).all()
+    assert one["calibration"] == two["calibration"] and one["signature_size"] == two["signature_size"]
+    for key in ("asr", "ftr", "loss"):
+        assert one[key].keys() == two[key].keys()
+        for name in one[key]:
+            np.testing.assert_array_equal(one[key][name], two[key][name])
+    assert "fine-pruning+recovery" in one["asr"] and np.isfinite(one["loss"]["base"]).all()
