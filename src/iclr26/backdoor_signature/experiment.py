@@ -10,12 +10,19 @@ are split into calibration prompts and test prompts (disjoint).
 Per seed: (a) the attack is calibrated: a LoRA adapter (rank 8, all seven projections of the last
 ``layers`` decoder layers) is trained on clean + BadNets-poisoned samples in rounds of 4 epochs until
 the calibration prompts give ASR >= 0.6 with a false-trigger rate <= 0.5 (at most 3 rounds);
-(b) :func:`purify` (N variants trained with a fixed recipe, ratio 0.35, λ = 0.01, variant adapters in
-2 worker processes) gives the signature, its suppression and the recovery fine-tune; the baselines are
-a random signature of the same per-module sizes + the same recovery, and the same recovery alone on the
-unsuppressed adapter; (c) the attention or MLP LoRA updates of the suspicious adapter are zeroed
-(sanity checks). Every model is scored on the same test prompts (ASR, greedy, bd-vax judge and
-empty-output convention) and clean prompts (false-trigger rate, clean loss).
+(b) :func:`find_signature` (N variants trained with a fixed recipe, ratio 0.35, λ = 0.01), the
+signature's suppression and the recovery fine-tune (what :func:`purify` does); the baselines are a random
+signature of the same per-module sizes + the same recovery, the same recovery alone on the unsuppressed
+adapter, and at medium scale Fine-pruning (:func:`fine_pruning_signature`, same sizes) + the same
+recovery; (c) the attention or MLP LoRA updates of the suspicious adapter are zeroed (sanity checks).
+Every model is scored on the same test prompts (ASR, greedy, bd-vax judge and empty-output convention)
+and clean prompts (false-trigger rate, clean loss).
+
+Independent work runs in ``workers`` forked single-thread processes (:func:`iclr26.runtime.fork_map`):
+the attack rounds beside attack-independent warm-up jobs (frozen-prefix states, the frozen layers' pass
+over each prompt set), the two calibration sets, the variant trainings, and the recoveries with their
+evaluations. Each job starts from the same cache contents whatever ``workers`` is, so the results
+equal the serial ones.
 
 Claims (intervals: bootstrap over prompts, paired across models on the same prompts; hierarchical over
 seeds then prompts when there are several seeds): (0) the suspicious model's test ASR >= 0.6;
