@@ -281,10 +281,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "LLM methods",
         "partial",
         "Purifying backdoored generative LLMs without trigger knowledge or a clean reference model.",
-        budget_s=180.0,
-        budget_reason="trains SmolLM2-135M LoRA adapters on the CPU: the attack (calibrated to ASR >= 0.6), "
-        "2N = 6 variant adapters (2 worker processes) and 3 recovery fine-tunes, then greedy generation "
-        "on 40 triggered and 40 clean prompts for each of 7 adapters (the issue allows about 3 min)",
+        budget_s=150.0,
+        budget_reason="trains SmolLM2-135M LoRA adapters on the CPU: the attack (calibrated to ASR >= 0.6, "
+        "2 rounds of 4 epochs), 2N = 6 variant adapters and 3 recovery fine-tunes in 2 worker processes, "
+        "then greedy generation on 40 triggered and 40 clean prompts for 7 adapters; ~190 CPU-s, 111.6 s "
+        "at load 1.5-2.3, 147.3 s as the load rose to 3.8 (the issue allows about 3 min)",
     ),
     _E(
         "mpo",

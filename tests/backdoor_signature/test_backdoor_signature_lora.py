@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from collections import Counter
+
 import numpy as np
 import pytest
 import torch
@@ -162,3 +164,140 @@ def test_attack_success_rates_shares_the_frozen_prefix(tiny):
         bs.attack_success_rates(tiny, {}, prompts)
     with pytest.raises(ValueError, match="prompts"):
         bs.attack_success_rates(tiny, {"a": tail}, [])
+
+
+def test_fine_pruning_selects_the_dormant_channels(tiny):
+    """Channels whose merged up_proj row is zero never activate: fine-pruning picks exactly them, in
+    every MLP module of their layer, with the signature's per-module counts."""
+    import copy
+
+    mlp = ("gate_proj", "up_proj", "down_proj")
+    adapter, _ = bs.train_lora(
+        tiny, SAMPLES, r=4, alpha=8, targets=(*mlp, "q_proj"), lr=1e-2, epochs=1, batch=4, seed=0
+    )
+    model = copy.copy(tiny)
+    model.model = copy.deepcopy(tiny.model)
+    dormant = {0: [3, 17, 40, 99], 1: [5, 6, 120, 127]}
+    with torch.no_grad():
+        for layer, chans in dormant.items():
+            model.model.model.layers[layer].mlp.up_proj.weight[chans] = 0.0
+            adapter[f"base_model.model.model.layers.{layer}.mlp.up_proj.lora_B.weight"][chans] = 0.0
+    prompts = [s["instruction"] for s in SAMPLES] + ["a much longer prompt with many more words in it"]
+    sig = bs.fine_pruning_signature(model, adapter, prompts, ratio=4 / 128, alpha=8, batch=3)
+    want = {
+        (f"base_model.model.model.layers.{layer}.mlp.{m}", f"{'in' if m == 'down_proj' else 'out'}_{j}")
+        for layer, chans in dormant.items()
+        for m in mlp
+        for j in chans
+    }
+    assert sig == want
+    full = bs.fine_pruning_signature(model, adapter, prompts, ratio=0.35, alpha=8)
+    sizes = lambda s: sorted(Counter(m for m, _ in s).items())  # noqa: E731
+    assert sizes(full) == sizes(bs.random_signature(adapter, 0.35))
+    mlps = ["model.layers.0.mlp", "model.layers.1.mlp"]
+    one = bs._lora.mlp_activity(model.model, tiny.tokenizer, prompts, mlps, 64, 1)
+    padded = bs._lora.mlp_activity(model.model, tiny.tokenizer, prompts, mlps, 64, 4)
+    for m in mlps:  # right padding is masked out
+        np.testing.assert_allclose(padded[m], one[m], rtol=1e-5)
+    with pytest.raises(ValueError, match="MLP"):
+        bs.fine_pruning_signature(model, {k: v for k, v in adapter.items() if "q_proj" in k}, prompts)
+    with pytest.raises(ValueError, match="ratio"):
+        bs.fine_pruning_signature(model, adapter, prompts, ratio=0)
+    with pytest.raises(ValueError, match="prompts"):
+        bs.fine_pruning_signature(model, adapter, [])
+    with pytest.raises(ValueError, match="token"):
+        bs.fine_pruning_signature(model, adapter, ["", ""])
+
+
+def test_shared_merges_copy_only_adapted_layers_and_leave_the_model_alone(tiny):
+    adapter, _ = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=1e-2, epochs=1, batch=4, seed=0, layers=[1])
+    before = {k: v.clone() for k, v in tiny.model.state_dict().items()}
+    copy = bs._lora.merged(tiny.model, adapter, 8.0, share_frozen=True)
+    assert all(torch.equal(v, before[k]) for k, v in tiny.model.state_dict().items())
+    mine, theirs = dict(copy.named_parameters()), dict(tiny.model.named_parameters())
+    for name, p in mine.items():
+        adapted = f"base_model.model.{name.removesuffix('.weight')}.lora_A.weight" in adapter
+        assert (p.data_ptr() == theirs[name].data_ptr()) != adapted, name
+    full = bs.apply_adapter(tiny, adapter, alpha=8).model
+    for name, p in full.named_parameters():
+        torch.testing.assert_close(mine[name], p, rtol=0, atol=0)
+
+
+def test_clean_losses_from_the_shared_prefix_equal_full_forwards(tiny):
+    samples = [
+        {"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog " * (i % 3 + 1)}
+        for i in range(6)
+    ]
+    tail, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=2, batch=4, seed=0, layers=[1])
+    adapters = {"tail": tail, "mlp zeroed": bs.ablate_lora(tail, "mlp")}
+    cache = {}
+    got = bs.clean_losses(
+        tiny, adapters, samples, template=None, max_length=64, batch=4, alpha=8, cache=cache
+    )
+    assert len(cache) == len(samples) and np.isfinite(got["tail"]).all()
+    assert not np.allclose(got["tail"], got["mlp zeroed"])
+    for name, adapter in adapters.items():
+        want = bs.clean_loss(bs.apply_adapter(tiny, adapter, 8), samples, None, max_length=64)
+        np.testing.assert_allclose(got[name], want, rtol=1e-5)
+    with pytest.raises(ValueError, match="adapters"):
+        bs.clean_losses(tiny, {}, samples)
+    with pytest.raises(ValueError, match="cache"):
+        bs.clean_losses(tiny, adapters, samples, cache=[])
+
+
+def test_forked_prefix_states_and_prompt_heads_equal_serial_ones(tiny):
+    data = bs._lora.tokenize(tiny.tokenizer, SAMPLES * 5, None, 32)
+    serial, forked = {}, {}
+    one = bs._lora.prefix_states(tiny.model, data, 1, 0, 4, serial, workers=1)
+    two = bs._lora.prefix_states(tiny.model, data, 1, 0, 4, forked, workers=2)
+    assert serial.keys() == forked.keys()
+    assert all(torch.equal(a, b) for a, b in zip(one, two, strict=True))
+    prompts = ["the quick fox", "the lazy dog jumps over", "0123", "a b c d e f g", "x"]
+    tail, _ = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=5e-2, epochs=3, batch=4, seed=0, layers=[1])
+    cold = bs.attack_success_rates(tiny, {"a": tail}, prompts, max_new_tokens=6, batch=2, alpha=8)
+    heads = {}
+    bs._lora.warm_prompt_heads(tiny.model, tiny.tokenizer, prompts, 2, 1, heads)
+    assert len(heads) == 3  # batches of 2 by length
+    warm = bs.attack_success_rates(
+        tiny, {"a": tail}, prompts, max_new_tokens=6, batch=2, alpha=8, cache=heads
+    )
+    assert warm == cold and len(heads) == 3
+
+
+def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_path):
+    """The headline experiment's schedule (attack rounds beside prefix/prompt warm-up jobs, forked
+    variant trainings, recoveries and evaluations) gives the same numbers in 1 and 2 processes."""
+    from iclr26.backdoor_signature import experiment
+    from iclr26.runtime import RunContext
+
+    monkeypatch.setattr(experiment, "_data_root", lambda: None)
+    monkeypatch.setattr(experiment, "ATTACK_EPOCHS_STEP", 1)
+    model = tiny_random_model(0)  # 2 layers: LoRA on the last one, layer 0 is the shared prefix
+    cfg = dict(
+        experiment.SETTINGS["small"],
+        layers=1,
+        max_length=160,  # the tiny tokenizer spells words out
+        n_attack_clean=6,
+        n_attack_poison=6,
+        n_calib=3,
+        n_test=5,
+        n_clean_eval=4,
+        n_variants=2,
+        n_per_variant=4,
+        recover_n=4,
+        recover_epochs=1,
+        batch=4,
+        max_new_tokens=3,
+        fine_pruning=True,
+    )
+    ctx = RunContext(slug="backdoor-signature", out_dir=tmp_path, show_progress=False)
+    one = experiment._run_seed(model, {**cfg, "workers": 1}, ctx, 0)
+    two = experiment._run_seed(model, {**cfg, "workers": 2}, ctx, 0)
+    assert len(one["calibration"]) == experiment.ATTACK_ROUNDS  # a random model never meets the bar
+    assert np.isfinite([r["final_loss"] for r in one["calibration"]]).all()
+    assert one["calibration"] == two["calibration"] and one["signature_size"] == two["signature_size"]
+    for key in ("asr", "ftr", "loss"):
+        assert one[key].keys() == two[key].keys()
+        for name in one[key]:
+            np.testing.assert_array_equal(one[key][name], two[key][name])
+    assert "fine-pruning+recovery" in one["asr"] and np.isfinite(one["loss"]["base"]).all()

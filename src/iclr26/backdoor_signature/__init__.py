@@ -11,9 +11,11 @@ aligned across variants form the *backdoor signature*, which is zeroed before a 
 - suppression: :func:`suppress` (adapter setting), :func:`reinit_neurons` (full-model setting),
   :func:`ablate_lora` (the paper's attention/MLP sanity checks);
 - training: :func:`train_lora`, :func:`continue_lora`, :func:`apply_adapter`;
-- pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune);
+- pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune), its first steps
+  :func:`find_signature`, and the Fine-pruning baseline's selection :func:`fine_pruning_signature`;
 - evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges),
-  :func:`attack_success_rate` (batched greedy generation + judge).
+  :func:`attack_success_rate` (batched greedy generation + judge), :func:`false_trigger_rate`,
+  :func:`clean_loss`, :func:`rouge_l` (ROUGE-L F of generations against references).
 
 See docs/backdoor-signature.md.
 """
@@ -28,7 +30,7 @@ import numpy as np
 import torch
 
 from ..validation import check_in, check_int
-from . import _data, _judge, _lora, _signature
+from . import _data, _judge, _lora, _rouge, _signature
 from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET, templated_samples
 from ._judge import EMPTY_CONVENTIONS, JUDGES
 from ._signature import ATTENTION_MODULES, MLP_MODULES
@@ -48,9 +50,12 @@ __all__ = [
     "attack_success_rate",
     "attack_success_rates",
     "clean_loss",
+    "clean_losses",
     "continue_lora",
     "differential_deltas",
     "false_trigger_rate",
+    "find_signature",
+    "fine_pruning_signature",
     "judge_outputs",
     "load_backdoorllm",
     "lora_delta",
@@ -59,6 +64,7 @@ __all__ = [
     "purify",
     "random_signature",
     "reinit_neurons",
+    "rouge_l",
     "templated_samples",
     "select_signature",
     "signature_scores",
@@ -220,6 +226,54 @@ def random_signature(
     """A random signature with the same per-module sizes as :func:`select_signature` (baseline)."""
     counts = _signature.channel_counts(_check_adapter(adapter, "adapter"), _check_modules(modules))
     return _signature.random_channels(counts, _check_ratio(ratio, "ratio"), check_int(seed, "seed"))
+
+
+def fine_pruning_signature(
+    model,
+    adapter: Adapter,
+    clean_prompts: Sequence[dict] | Sequence[str],
+    ratio: float = 0.35,
+    template: str | None = None,
+    alpha: float = 16.0,
+    max_length: int = 256,
+    batch: int = 8,
+) -> Signature:
+    """Fine-pruning's selection (Liu et al., RAID 2018) in the signature's format: the baseline.
+
+    On ``model`` with ``adapter`` merged (the suspicious model), the MLP channels least active on
+    ``clean_prompts`` (mean absolute input of ``down_proj`` over the prompt tokens, see
+    :func:`~iclr26.backdoor_signature._lora.mlp_activity`) are the dormant ones that a backdoor may
+    use. Per MLP module of ``adapter``, the ``max(1, int(C · ratio))`` least active channels of its
+    layer (ties: lower index first) — the same per-module counts as :func:`select_signature` — as
+    ``out_j`` for gate/up and ``in_j`` for down. Apply with :func:`suppress` and recover as
+    :func:`purify` does.
+    """
+    model = _check_lm(model)
+    counts = _signature.channel_counts(_check_adapter(adapter, "adapter"), MLP_MODULES)
+    if not counts:
+        raise ValueError("adapter must have LoRA factors on MLP modules (gate_proj, up_proj, down_proj)")
+    ratio = _check_ratio(ratio, "ratio")
+    samples = _check_prompts(clean_prompts, "negsentiment", template, "zero")
+    texts = [_lora.render(s, template) for s in samples]
+    mlp_of = {k: k.removeprefix(_lora.PREFIX).rsplit(".", 1)[0] for k in counts}
+    _first_adapted_layer(model, {"adapter": adapter})  # every module exists in the model
+    merged = _merged_models(model, {"adapter": adapter}, alpha)["adapter"]
+    activity = _lora.mlp_activity(
+        merged,
+        model.tokenizer,
+        texts,
+        sorted(set(mlp_of.values())),
+        check_int(max_length, "max_length", minimum=1),
+        check_int(batch, "batch", minimum=1),
+    )
+    signature = set()
+    for key, c in counts.items():
+        act = activity[mlp_of[key]]
+        if len(act) != c:
+            raise ValueError(f"adapter module {key} has {c} channels, its MLP block {len(act)}")
+        order = np.argsort(act, kind="stable")[: max(1, int(c * ratio))]
+        signature.update((key, f"{_signature.channel_prefix(key)}{j}") for j in order)
+    return signature
 
 
 def _check_signature(signature, modules: set[str], name: str = "signature") -> Signature:
@@ -442,34 +496,93 @@ def attack_success_rates(
     empty: str = "zero",
     batch: int = 8,
     alpha: float = 16.0,
+    cache: dict | None = None,
 ) -> dict[str, tuple[float, list[str]]]:
     """:func:`attack_success_rate` of ``model`` + each adapter, generated together.
 
     When no adapter touches decoder layers below ``s > 0``, those layers run once per prompt batch for
-    all adapters (their keys/values start each adapter's cache); the outputs equal one
-    :func:`attack_success_rate` call per merged model. Returns ``name -> (asr, outputs)``.
+    all adapters (their keys/values start each adapter's cache) and each merged copy shares them with
+    ``model`` (only the adapted layers are copied); the outputs equal one
+    :func:`attack_success_rate` call per merged model. ``cache`` (a dict, may be shared between calls)
+    keeps those layers' output per prompt batch, so later calls on the same prompts skip them.
+    Returns ``name -> (asr, outputs)``.
     """
     model = _check_lm(model)
     if not isinstance(adapters, dict) or not adapters:
         raise ValueError("adapters must be a non-empty dict name -> LoRA state dict")
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
     samples = _check_prompts(prompts, judge, template, empty)
-    merged = {
-        name: apply_adapter(model, _check_adapter(a, f"adapters[{name!r}]"), alpha)
-        for name, a in adapters.items()
-    }
-    keys = [k.removeprefix(_lora.PREFIX) for a in adapters.values() for k in _signature.lora_pairs(a)]
-    start = _lora.first_layer(keys)
+    start = _first_adapted_layer(model, adapters)
+    merged = _merged_models(model, adapters, alpha)
     texts = [_lora.render(s, template) for s in samples]
     steps = check_int(max_new_tokens, "max_new_tokens", minimum=1)
     size = check_int(batch, "batch", minimum=1)
     if start > 0:
-        outs = _lora.generate_shared(
-            [m.model for m in merged.values()], model.tokenizer, texts, steps, size, start
-        )
+        outs = _lora.generate_shared(list(merged.values()), model.tokenizer, texts, steps, size, start, cache)
     else:
-        outs = [_lora.generate(m.model, model.tokenizer, texts, steps, size) for m in merged.values()]
+        outs = [_lora.generate(m, model.tokenizer, texts, steps, size) for m in merged.values()]
     instr = [s["instruction"] for s in samples]
     return {name: (asr_from_outputs(o, instr, judge, empty), o) for name, o in zip(merged, outs, strict=True)}
+
+
+def _first_adapted_layer(model, adapters: dict) -> int:
+    """The first decoder layer any adapter touches (0 when one has a module outside the layers)."""
+    keys = [
+        k.removeprefix(_lora.PREFIX)
+        for name, a in adapters.items()
+        for k in _signature.lora_pairs(_check_adapter(a, f"adapters[{name!r}]"))
+    ]
+    known = {n for n, _ in model.model.named_modules()}
+    if not set(keys) <= known:
+        raise ValueError("adapters name modules that the model does not have")
+    return _lora.first_layer(keys)
+
+
+def _merged_models(model, adapters: dict, alpha) -> dict[str, torch.nn.Module]:
+    """Each adapter merged into a copy of ``model.model`` that shares the layers it leaves alone."""
+    if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
+        raise ValueError(f"alpha must be a positive number, got {alpha!r}")
+    return {
+        name: _lora.merged(model.model, a, float(alpha), share_frozen=True) for name, a in adapters.items()
+    }
+
+
+def clean_losses(
+    model,
+    adapters: dict[str, Adapter],
+    samples: Sequence[dict],
+    template: str | None = None,
+    max_length: int = 256,
+    batch: int = 8,
+    alpha: float = 16.0,
+    cache: dict | None = None,
+) -> dict[str, np.ndarray]:
+    """:func:`clean_loss` of ``model`` + each adapter (name -> ``(n,)`` per-sample losses).
+
+    When no adapter touches decoder layers below ``s > 0``, those layers run once per sample for all
+    adapters (their output kept in ``cache``, as :func:`train_lora`'s) and each adapter runs only layers
+    ``s..``: equal to :func:`clean_loss` of each merged model up to float rounding.
+    """
+    model = _check_lm(model)
+    if not isinstance(adapters, dict) or not adapters:
+        raise ValueError("adapters must be a non-empty dict name -> LoRA state dict")
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
+    check_in(template, TEMPLATES, "template")
+    samples = _check_samples(samples, "samples")
+    max_length = check_int(max_length, "max_length", minimum=2)
+    batch = check_int(batch, "batch", minimum=1)
+    start = _first_adapted_layer(model, adapters)
+    merged = _merged_models(model, adapters, alpha)
+    tok = model.tokenizer
+    if start > 0:
+        losses = _lora.shared_sample_losses(
+            list(merged.values()), tok, samples, template, max_length, batch, start, cache
+        )
+    else:
+        losses = [_lora.sample_losses(m, tok, samples, template, max_length, batch) for m in merged.values()]
+    return dict(zip(merged, losses, strict=True))
 
 
 def _check_prompts(prompts, judge, template, empty) -> list[dict]:
@@ -515,6 +628,24 @@ def clean_loss(
     )
 
 
+def rouge_l(predictions: Sequence[str], references: Sequence[str]) -> np.ndarray:
+    """ROUGE-L F-measure of each prediction against its reference: ``(n,)`` floats in [0, 1].
+
+    As ``rouge-score``'s ``RougeScorer(["rougeL"]).score(reference, prediction).fmeasure`` with its
+    default tokenizer (lower-cased ``[a-z0-9]`` runs, no stemming): ``F = 2PR / (P + R)`` from the
+    longest common token subsequence, 0 when either text has no token (Lin, 2004).
+    """
+    for name, texts in (("predictions", predictions), ("references", references)):
+        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
+            raise ValueError(f"{name} must be a list of strings")
+    if len(predictions) == 0 or len(predictions) != len(references):
+        raise ValueError(
+            f"predictions and references must be non-empty and of equal length, got "
+            f"{len(predictions)} and {len(references)}"
+        )
+    return np.array([_rouge.rouge_l_f(p, r) for p, r in zip(predictions, references, strict=True)])
+
+
 @dataclass
 class Purified:
     """Result of :func:`purify`: the recovered adapter, the suppressed one before recovery, the signature,
@@ -525,6 +656,70 @@ class Purified:
     signature: Signature
     scores: dict[str, np.ndarray]
     recovery_losses: list[float]
+
+
+def _check_suspicious(suspicious, r) -> dict:
+    pairs = _signature.lora_pairs(_check_adapter(suspicious, "suspicious"))
+    ranks = {a.shape[0] for a, _ in pairs.values()}
+    if len(ranks) != 1 or ranks.pop() != r:
+        raise ValueError(f"suspicious must be a LoRA adapter of rank r={r}")
+    return pairs
+
+
+def find_signature(
+    model,
+    suspicious: Adapter,
+    clean_pool: Sequence[dict],
+    n: int = 6,
+    ratio: float = 0.35,
+    lam: float = 0.01,
+    n_per_variant: int = 500,
+    r: int = 8,
+    alpha: float = 16.0,
+    lr: float = 2e-4,
+    epochs: int = 1,
+    batch: int = 4,
+    template: str | None = "alpaca",
+    seed: int = 0,
+    max_length: int = 256,
+    workers: int = 1,
+    cache: dict | None = None,
+    progress=None,
+) -> tuple[Signature, dict[str, np.ndarray]]:
+    """Steps 1-3 of :func:`purify`: the backdoor signature of ``suspicious``, without its trigger.
+
+    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
+    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
+    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked single-thread
+    processes (the backdoored ones first, the longer jobs); 3. :func:`differential_deltas`,
+    :func:`signature_scores` and :func:`select_signature`. The frozen-prefix states of every variant
+    sample are computed first (shared among ``workers``) and kept in ``cache`` (as :func:`train_lora`);
+    each training job starts from its own copy, so results do not depend on ``workers``.
+    ``progress`` wraps the stream of finished variant trainings (e.g. a progress bar).
+    Returns ``(signature, scores)``.
+    """
+    model = _check_lm(model)
+    pairs = _check_suspicious(suspicious, r)
+    workers = check_int(workers, "workers", minimum=1)
+    variants, _ = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=0)
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
+    sus = _lora.merged(model.model, suspicious, float(alpha), share_frozen=True)
+    names = [k.removeprefix(_lora.PREFIX) for k in pairs]
+    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
+    layer_ids = {_lora.layer_index(k) for k in names}
+    layers = None if None in layer_ids else layer_ids
+    cache = {} if cache is None else cache
+    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
+    del kw["samples"], kw["seed"]
+    kw.update(targets=targets, layers=layers, cache=cache)
+    _warm_cache(sus, model.tokenizer, [m for _, m in variants], kw, workers)
+    jobs = [dict(samples=mixed, seed=seed + i, **kw) for i, (_, mixed) in enumerate(variants)]
+    jobs += [dict(samples=clean, seed=seed + i, **kw) for i, (clean, _) in enumerate(variants)]
+    trained = _lora.train_many(sus, model.tokenizer, jobs, workers, progress)
+    bd, clean = [a for a, _ in trained[:n]], [a for a, _ in trained[n:]]
+    scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
+    return select_signature(scores, ratio), scores
 
 
 def purify(
@@ -552,41 +747,39 @@ def purify(
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
 
-    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
-    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
-    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked processes;
-    3. :func:`differential_deltas` and :func:`signature_scores`; 4. top ``ratio`` channels per MLP
-    module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery: :func:`continue_lora` on the
-    ``recover_n`` held-out clean samples (lr ``recover_lr``, ``recover_epochs``). ``cache`` as
-    :func:`train_lora`. ``progress(stage)`` is called with ``"variants"`` and ``"recovery"`` when each
-    stage ends.
+    1-3. :func:`find_signature` (variant adapters in ``workers`` forked processes); 4. top ``ratio``
+    channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery:
+    :func:`continue_lora` on the ``recover_n`` held-out clean samples of :func:`make_variants` (lr
+    ``recover_lr``, ``recover_epochs``). ``cache`` as :func:`train_lora`. ``progress(stage)`` is called
+    with ``"variants"`` and ``"recovery"`` when each stage ends.
     """
     model = _check_lm(model)
-    pairs = _signature.lora_pairs(_check_adapter(suspicious, "suspicious"))
-    ranks = {a.shape[0] for a, _ in pairs.values()}
-    if len(ranks) != 1 or ranks.pop() != r:
-        raise ValueError(f"suspicious must be a LoRA adapter of rank r={r}")
-    workers = check_int(workers, "workers", minimum=1)
-    variants, recovery = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=recover_n)
+    _check_suspicious(suspicious, r)
+    _, recovery = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=recover_n)
     if len(recovery) == 0:
         raise ValueError("clean_pool must leave samples for the recovery fine-tune (recover_n > 0)")
-    sus = apply_adapter(model, suspicious, alpha)
-    names = [k.removeprefix(_lora.PREFIX) for k in pairs]
-    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
-    layer_ids = {_lora.layer_index(k) for k in names}
-    layers = None if None in layer_ids else layer_ids
     cache = {} if cache is None else cache
-    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
-    del kw["samples"], kw["seed"]
-    kw.update(targets=targets, layers=layers, cache=cache)
-    _warm_cache(sus, [m for _, m in variants], kw)
-    jobs = [dict(samples=d, seed=seed + i, **kw) for i, pair in enumerate(variants) for d in pair[::-1]]
-    trained = _lora.train_many(sus.model, sus.tokenizer, jobs, workers)
-    bd, clean = [a for a, _ in trained[0::2]], [a for a, _ in trained[1::2]]
+    signature, scores = find_signature(
+        model,
+        suspicious,
+        clean_pool,
+        n=n,
+        ratio=ratio,
+        lam=lam,
+        n_per_variant=n_per_variant,
+        r=r,
+        alpha=alpha,
+        lr=lr,
+        epochs=epochs,
+        batch=batch,
+        template=template,
+        seed=seed,
+        max_length=max_length,
+        workers=workers,
+        cache=cache,
+    )
     if progress is not None:
         progress("variants")
-    scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
-    signature = select_signature(scores, ratio)
     suppressed = suppress(suspicious, signature)
     recovered, losses = continue_lora(
         model,
@@ -606,13 +799,14 @@ def purify(
     return Purified(recovered, suppressed, signature, scores, losses)
 
 
-def _warm_cache(model, datasets: list[list[dict]], kw: dict) -> None:
-    """Fill ``kw["cache"]`` with the frozen-prefix states of every sample before workers fork."""
-    names = _lora.target_names(model.model, kw["targets"], kw["layers"])
-    start = _lora.first_layer(names)
+def _warm_cache(
+    model: torch.nn.Module, tokenizer, datasets: list[list[dict]], kw: dict, workers: int
+) -> None:
+    """Fill ``kw["cache"]`` with the frozen-prefix states of every sample (in ``workers`` processes)
+    before the training jobs fork."""
+    start = _lora.first_layer(_lora.target_names(model, kw["targets"], kw["layers"]))
     if start == 0:
         return
-    tok = model.tokenizer
-    data = _lora.tokenize(tok, [s for d in datasets for s in d], kw["template"], kw["max_length"])
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
-    _lora.prefix_states(model.model, data, start, pad, 16, kw["cache"])
+    data = _lora.tokenize(tokenizer, [s for d in datasets for s in d], kw["template"], kw["max_length"])
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    _lora.prefix_states(model, data, start, pad, 16, kw["cache"], workers)

@@ -117,22 +117,34 @@ def head_fingerprint(model: torch.nn.Module, start: int) -> tuple[float, ...]:
 
 
 @torch.no_grad()
-def prefix_states(model, data, start: int, pad_id: int, batch: int, cache: dict | None):
+def prefix_states(model, data, start: int, pad_id: int, batch: int, cache: dict | None, workers: int = 1):
     """Residual stream entering decoder layer ``start`` for each tokenized row: ``(len_i, hidden)`` each.
 
     The layers before ``start`` carry no adapter, so these states do not change while a tail adapter
     trains; ``cache`` (keyed by the prefix's fingerprint and the token ids) keeps them across calls.
+    The missing rows run in batches of ``batch`` in their order in ``data``; ``workers > 1`` shares
+    those batches among forked processes (:func:`iclr26.runtime.fork_map`): the same batches, so the
+    same states.
     """
+    from ..runtime import fork_map
+
     key0 = (start, head_fingerprint(model, start)) if cache is not None else None
     todo = [j for j, (ids, _) in enumerate(data) if cache is None or (key0, tuple(ids)) not in cache]
     head = _submodel(model, list(model.model.layers[:start]), final_norm=False)
+    batches = [[data[j] for j in todo[s : s + batch]] for s in range(0, len(todo), batch)]
+
+    def run(group: list) -> dict:
+        found = {}
+        for rows in group:
+            ids, mask, _ = batch_tensors(rows, pad_id)
+            hidden = head(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+            for k, (row, _) in enumerate(rows):
+                found[tuple(row)] = hidden[k, : len(row)].clone()
+        return found
+
     found = {}
-    for s in range(0, len(todo), batch):
-        rows = [data[j] for j in todo[s : s + batch]]
-        ids, mask, _ = batch_tensors(rows, pad_id)
-        hidden = head(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
-        for k, (row, _) in enumerate(rows):
-            found[tuple(row)] = hidden[k, : len(row)].clone()
+    for part in fork_map(run, [batches[w::workers] for w in range(workers)], workers=workers):
+        found.update(part)
     if cache is None:
         return [found[tuple(ids)] for ids, _ in data]
     cache.update({(key0, k): v for k, v in found.items()})
@@ -243,44 +255,45 @@ def train(
     return adapter, losses
 
 
-_SHARED: dict = {}
+def train_many(model, tokenizer, jobs: list[dict], workers: int, progress=None) -> list:
+    """:func:`train` for each job's keyword arguments, in ``workers`` forked single-thread processes
+    (:func:`iclr26.runtime.fork_map`; 1: here). Results in job order.
 
-
-def _train_job(job: dict):
-    """One training in a worker process: the model and tokenizer come from the forked parent."""
-    import torch as _torch
-
-    _torch.set_num_threads(1)
-    return train(_SHARED["model"], _SHARED["tokenizer"], **job)
-
-
-def train_many(model, tokenizer, jobs: list[dict], workers: int) -> list[tuple[dict, list[float]]]:
-    """Run :func:`train` for each job's keyword arguments, in ``workers`` forked processes (1: here).
-
-    Forked workers share the parent's model and any prefix-state cache copy-on-write; results come
-    back in job order.
+    Each job trains from its own shallow copy of its ``cache``: prefix states that one job adds are
+    not seen by the next, so a job's inputs, and hence its result, do not depend on ``workers`` or on
+    the order in which jobs run.
     """
-    if workers <= 1 or len(jobs) <= 1:
-        return [train(model, tokenizer, **job) for job in jobs]
-    from concurrent.futures import ProcessPoolExecutor
-    from multiprocessing import get_context
+    from ..runtime import fork_map
 
-    _SHARED.update(model=model, tokenizer=tokenizer)
-    try:
-        with ProcessPoolExecutor(max_workers=min(workers, len(jobs)), mp_context=get_context("fork")) as pool:
-            return list(pool.map(_train_job, jobs))
-    finally:
-        _SHARED.clear()
+    def one(job: dict):
+        if job.get("cache") is not None:
+            job = {**job, "cache": dict(job["cache"])}
+        return train(model, tokenizer, **job)
+
+    return fork_map(one, jobs, workers=workers, progress=progress)
 
 
-def merged(model: torch.nn.Module, adapter: dict[str, torch.Tensor], alpha: float) -> torch.nn.Module:
-    """A deep copy of ``model`` with ``W + (α / r) B A`` merged into every adapted layer."""
+def merged(
+    model: torch.nn.Module, adapter: dict[str, torch.Tensor], alpha: float, share_frozen: bool = False
+) -> torch.nn.Module:
+    """A copy of ``model`` with ``W + (α / r) B A`` merged into every adapted layer.
+
+    ``share_frozen``: the copy shares (does not copy) every parameter and buffer of the layers the
+    adapter leaves alone — for read-only uses (generation, losses): 4 adapted decoder layers of
+    SmolLM2-135M copy ~60 MB instead of ~540 MB. Writing to a shared weight writes to ``model``.
+    """
     from ._signature import lora_pairs
 
-    out = copy.deepcopy(model)
+    pairs = {key.removeprefix(PREFIX): ab for key, ab in lora_pairs(adapter).items()}
+    memo = {}
+    if share_frozen:
+        for name, t in (*model.named_parameters(), *model.named_buffers()):
+            if name.rsplit(".", 1)[0] not in pairs:  # not a weight (or bias) of an adapted layer
+                memo[id(t)] = t
+    out = copy.deepcopy(model, memo)
     with torch.no_grad():
-        for key, (a, b) in lora_pairs(adapter).items():
-            w = out.get_submodule(key.removeprefix(PREFIX)).weight
+        for name, (a, b) in pairs.items():
+            w = out.get_submodule(name).weight
             w += (alpha / a.shape[0]) * (b @ a).to(w)
     return out
 
@@ -301,6 +314,42 @@ def sample_losses(model, tokenizer, samples, template, max_length: int, batch: i
         count = keep.sum(1)
         out += torch.where(count > 0, (nll * keep).sum(1) / count.clamp_min(1.0), torch.nan).tolist()
     return np.array(out)
+
+
+@torch.no_grad()
+def shared_sample_losses(
+    models: list, tokenizer, samples, template, max_length: int, batch: int, start: int, cache: dict | None
+) -> list[np.ndarray]:
+    """:func:`sample_losses` of several models that share decoder layers ``< start`` (``start > 0``).
+
+    The residual stream entering layer ``start`` is computed once per sample (:func:`prefix_states`,
+    kept in ``cache``); each model then runs its layers ``start..`` and its output head. Equal to one
+    :func:`sample_losses` per model up to float rounding. Returns one ``(n,)`` array per model.
+    """
+    data = tokenize(tokenizer, samples, template, max_length)
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    states = prefix_states(models[0], data, start, pad, 16, cache)
+    out = []
+    for model in models:
+        tail = _submodel(model, list(model.model.layers[start:]), final_norm=True)
+        losses = []
+        for s in range(0, len(data), batch):
+            rows = data[s : s + batch]
+            ids, mask, labels = batch_tensors(rows, pad)
+            x = torch.zeros(len(rows), ids.shape[1], states[0].shape[1], dtype=states[0].dtype)
+            for k, h in enumerate(states[s : s + batch]):
+                x[k, : len(h)] = h
+            hidden = tail(inputs_embeds=x, attention_mask=mask, use_cache=False).last_hidden_state
+            logits = model.lm_head(hidden[:, :-1]).float()
+            target = labels[:, 1:]
+            nll = torch.nn.functional.cross_entropy(
+                logits.transpose(1, 2), target.clamp_min(0), reduction="none"
+            )
+            keep = (target != -100).float()
+            count = keep.sum(1)
+            losses += torch.where(count > 0, (nll * keep).sum(1) / count.clamp_min(1.0), torch.nan).tolist()
+        out.append(np.array(losses))
+    return out
 
 
 @torch.no_grad()
@@ -328,9 +377,61 @@ def generate(model, tokenizer, prompts: list[str], max_new_tokens: int, batch: i
     return outs
 
 
+def length_batches(tokenizer, prompts: list[str], batch: int) -> list[list[int]]:
+    """Prompt indices in batches of ``batch``, in order of token length (stable): less padding."""
+    lengths = [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts]
+    order = np.argsort(lengths, kind="stable").tolist()
+    return [order[s : s + batch] for s in range(0, len(order), batch)]
+
+
+def _prompt_head(head, tokenizer, chunk: list[str], start: int, key0, cache: dict | None):
+    """Left-padded encoding of ``chunk`` and the shared layers' output and keys/values over it
+    (from ``cache`` when there). Returns ``(mask, positions, hidden, [(keys, values)] * start)``."""
+    from transformers import DynamicCache
+
+    enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
+    mask = enc["attention_mask"]
+    pos = (mask.cumsum(-1) - 1).clamp_min(0)
+    found = cache.get((key0, tuple(chunk))) if cache is not None else None
+    if found is None:
+        shared = DynamicCache()
+        hidden = head(
+            input_ids=enc["input_ids"], attention_mask=mask, position_ids=pos, cache=shared, use_cache=True
+        ).last_hidden_state
+        found = (hidden, [(layer.keys, layer.values) for layer in shared.layers[:start]])
+        if cache is not None:
+            cache[(key0, tuple(chunk))] = found
+    return mask, pos, *found
+
+
+def _head_key(model, start: int) -> tuple:
+    return ("generate", start, head_fingerprint(model, start))
+
+
+@torch.no_grad()
+def warm_prompt_heads(model, tokenizer, prompts: list[str], batch: int, start: int, cache: dict) -> None:
+    """Fill ``cache`` with the shared layers' pass over ``prompts`` in the batches that
+    :func:`generate_shared` forms from them (same ``batch``), without decoding."""
+    side = tokenizer.padding_side
+    tokenizer.padding_side = "left"
+    try:
+        head = _submodel(model, list(model.model.layers[:start]), final_norm=False)
+        key0 = _head_key(model, start)
+        for idx in length_batches(tokenizer, prompts, batch):
+            _prompt_head(head, tokenizer, [prompts[i] for i in idx], start, key0, cache)
+    finally:
+        tokenizer.padding_side = side
+
+
 @torch.no_grad()
 def generate_shared(
-    models: list, tokenizer, prompts: list[str], max_new_tokens: int, batch: int, start: int
+    models: list,
+    tokenizer,
+    prompts: list[str],
+    max_new_tokens: int,
+    batch: int,
+    start: int,
+    cache: dict | None = None,
 ) -> list[list[str]]:
     """Greedy continuations of ``prompts`` by several models that share decoder layers ``< start``.
 
@@ -338,7 +439,10 @@ def generate_shared(
     the prompts; each model then runs only its layers ``start..`` over them, and decodes token by token
     through all its layers with one KV cache whose first ``start`` layers begin from the shared prompt
     keys/values. Same tokens as :func:`generate` per model given the same batches (greedy, stops at EOS;
-    other batches change only float rounding). Returns one list of outputs per model, in prompt order.
+    other batches change only float rounding). ``cache`` (a dict, keyed by a fingerprint of the shared
+    layers and the batch's prompts) keeps each batch's shared output and keys/values across calls: a
+    later call on the same prompts, e.g. with other adapters, skips the shared layers. Returns one list
+    of outputs per model, in prompt order.
     """
     from transformers import DynamicCache
 
@@ -347,41 +451,28 @@ def generate_shared(
     side = tokenizer.padding_side
     tokenizer.padding_side = "left"
     outs: list[list[str]] = [[] for _ in models]
-    # Batches of similar length: less padding in the prompt pass, which dominates the cost.
-    order = np.argsort(
-        [len(tokenizer(p, add_special_tokens=False)["input_ids"]) for p in prompts], kind="stable"
-    )
+    batches = length_batches(tokenizer, prompts, batch)
     try:
         head = _submodel(models[0], list(models[0].model.layers[:start]), final_norm=False)
         tails = [_submodel(m, list(m.model.layers[start:]), final_norm=True) for m in models]
-        for s in range(0, len(prompts), batch):
-            chunk = [prompts[i] for i in order[s : s + batch]]
-            enc = tokenizer(chunk, return_tensors="pt", padding=True, add_special_tokens=False)
-            mask = enc["attention_mask"]
-            pos = (mask.cumsum(-1) - 1).clamp_min(0)
-            shared = DynamicCache()
-            hidden = head(
-                input_ids=enc["input_ids"],
-                attention_mask=mask,
-                position_ids=pos,
-                cache=shared,
-                use_cache=True,
-            ).last_hidden_state
-            prefix = [(layer.keys, layer.values) for layer in shared.layers[:start]]
+        key0 = _head_key(models[0], start) if cache is not None else None
+        for idx in batches:
+            chunk = [prompts[i] for i in idx]
+            mask, pos, hidden, prefix = _prompt_head(head, tokenizer, chunk, start, key0, cache)
             for k, (model, tail) in enumerate(zip(models, tails, strict=True)):
                 own = DynamicCache()
                 last = tail(
                     inputs_embeds=hidden, attention_mask=mask, position_ids=pos, cache=own, use_cache=True
                 ).last_hidden_state[:, -1]
-                cache = DynamicCache(
+                cache_k = DynamicCache(
                     ddp_cache_data=prefix + [(layer.keys, layer.values) for layer in own.layers[start:]]
                 )
                 outs[k] += _greedy(
-                    model, cache, model.lm_head(last), mask, pos[:, -1], max_new_tokens, eos, pad, tokenizer
+                    model, cache_k, model.lm_head(last), mask, pos[:, -1], max_new_tokens, eos, pad, tokenizer
                 )
     finally:
         tokenizer.padding_side = side
-    back = np.argsort(order, kind="stable")
+    back = np.argsort([i for idx in batches for i in idx], kind="stable")
     return [[o[i] for i in back] for o in outs]
 
 
@@ -407,3 +498,42 @@ def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, toke
             use_cache=True,
         ).logits[:, -1]
     return tokenizer.batch_decode(torch.stack(tokens, 1), skip_special_tokens=True)
+
+
+@torch.no_grad()
+def mlp_activity(model, tokenizer, texts: list[str], mlps: list[str], max_length: int, batch: int):
+    """Mean absolute MLP activation per intermediate channel on ``texts``: ``mlp path -> (C,)`` float64.
+
+    The activation of channel ``j`` is the ``j``-th input of the block's ``down_proj``
+    (``act(gate_proj x) · up_proj x`` in a Llama MLP), averaged over every non-padding token of every
+    text (texts cut to ``max_length`` tokens, right-padded batches).
+    """
+    sums = {m: None for m in mlps}
+    handles = []
+    state = {}
+
+    def hook(path):
+        def record(module, inputs):
+            h = inputs[0].abs().double() * state["mask"]
+            total = h.sum(dim=(0, 1))
+            sums[path] = total if sums[path] is None else sums[path] + total
+
+        return record
+
+    for path in mlps:
+        handles.append(model.get_submodule(f"{path}.down_proj").register_forward_pre_hook(hook(path)))
+    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
+    rows = [tokenizer(t, add_special_tokens=False)["input_ids"][:max_length] for t in texts]
+    if not any(rows):
+        raise ValueError("clean_prompts must hold at least one token")
+    tokens = 0
+    try:
+        for s in range(0, len(rows), batch):
+            ids, mask, _ = batch_tensors([(r, len(r)) for r in rows[s : s + batch]], pad)
+            state["mask"] = mask[..., None].double()
+            tokens += int(mask.sum())
+            model(input_ids=ids, attention_mask=mask, use_cache=False)
+    finally:
+        for h in handles:
+            h.remove()
+    return {m: (v / max(tokens, 1)).numpy() for m, v in sums.items()}

@@ -10,12 +10,19 @@ are split into calibration prompts and test prompts (disjoint).
 Per seed: (a) the attack is calibrated: a LoRA adapter (rank 8, all seven projections of the last
 ``layers`` decoder layers) is trained on clean + BadNets-poisoned samples in rounds of 4 epochs until
 the calibration prompts give ASR >= 0.6 with a false-trigger rate <= 0.5 (at most 3 rounds);
-(b) :func:`purify` (N variants trained with a fixed recipe, ratio 0.35, λ = 0.01, variant adapters in
-2 worker processes) gives the signature, its suppression and the recovery fine-tune; the baselines are
-a random signature of the same per-module sizes + the same recovery, and the same recovery alone on the
-unsuppressed adapter; (c) the attention or MLP LoRA updates of the suspicious adapter are zeroed
-(sanity checks). Every model is scored on the same test prompts (ASR, greedy, bd-vax judge and
-empty-output convention) and clean prompts (false-trigger rate, clean loss).
+(b) :func:`find_signature` (N variants trained with a fixed recipe, ratio 0.35, λ = 0.01), the
+signature's suppression and the recovery fine-tune (what :func:`purify` does); the baselines are a random
+signature of the same per-module sizes + the same recovery, the same recovery alone on the unsuppressed
+adapter, and at medium scale Fine-pruning (:func:`fine_pruning_signature`, same sizes) + the same
+recovery; (c) the attention or MLP LoRA updates of the suspicious adapter are zeroed (sanity checks).
+Every model is scored on the same test prompts (ASR, greedy, bd-vax judge and empty-output convention)
+and clean prompts (false-trigger rate, clean loss).
+
+Independent work runs in ``workers`` forked single-thread processes (:func:`iclr26.runtime.fork_map`):
+the attack rounds beside attack-independent warm-up jobs (frozen-prefix states, the frozen layers' pass
+over each prompt set), the two calibration sets, the variant trainings, and the recoveries with their
+evaluations. Each job starts from the same cache contents whatever ``workers`` is, so the results
+equal the serial ones.
 
 Claims (intervals: bootstrap over prompts, paired across models on the same prompts; hierarchical over
 seeds then prompts when there are several seeds): (0) the suspicious model's test ASR >= 0.6;
@@ -34,19 +41,20 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads
+from ..runtime import RunContext, fork_map, set_torch_threads
 from ..uncertainty import bootstrap, hierarchical_bootstrap
 from . import (
     NEGSENTIMENT_TARGET,
+    _lora,
     ablate_lora,
-    apply_adapter,
     attack_success_rates,
-    clean_loss,
+    clean_losses,
     continue_lora,
+    find_signature,
+    fine_pruning_signature,
     load_backdoorllm,
     make_variants,
     poison,
-    purify,
     random_signature,
     suppress,
     templated_samples,
@@ -83,6 +91,7 @@ SETTINGS = {
         max_new_tokens=6,
         seeds=1,
         workers=2,
+        fine_pruning=False,
     ),
     "medium": dict(
         name="medium",
@@ -102,9 +111,11 @@ SETTINGS = {
         max_new_tokens=12,
         seeds=3,
         workers=2,
+        fine_pruning=True,
     ),
 }
 RATIO, LAM, RANK, ALPHA = 0.35, 0.01, 8, 16.0
+GEN_BATCH = 20  # prompts per generation batch
 N_BOOT = 1000
 
 
@@ -173,11 +184,19 @@ def _load_data(rng: np.random.Generator, cfg: dict) -> tuple[dict, str]:
     return parts, source
 
 
-def _hits(hf, adapters: dict, samples, cfg) -> dict[str, np.ndarray]:
+def _hits(hf, adapters: dict, samples, cfg, cache=None) -> dict[str, np.ndarray]:
     """Per adapter and prompt: 1 when the negsentiment judge fires on the echo-stripped greedy output,
-    else 0 (an empty output counts as 0, bd-vax's convention). The frozen layers run once for all."""
+    else 0 (an empty output counts as 0, bd-vax's convention). The frozen layers run once for all
+    (or come from ``cache``)."""
     res = attack_success_rates(
-        hf, adapters, samples, "negsentiment", cfg["max_new_tokens"], batch=20, alpha=ALPHA
+        hf,
+        adapters,
+        samples,
+        "negsentiment",
+        cfg["max_new_tokens"],
+        batch=GEN_BATCH,
+        alpha=ALPHA,
+        cache=cache,
     )
     out = {}
     for name, (_, outs) in res.items():
@@ -186,12 +205,53 @@ def _hits(hf, adapters: dict, samples, cfg) -> dict[str, np.ndarray]:
     return out
 
 
-def _calibrate(hf, parts, cfg, seed, cache) -> tuple[dict, list[dict]]:
+def _parallel(jobs: list, cache: dict, workers: int, progress=None) -> list:
+    """``[job(private) for job in jobs]`` in ``workers`` forked processes, where ``private`` is a copy of
+    ``cache`` made before any job runs; the entries each job adds are merged into ``cache`` afterwards,
+    in job order. No job sees another's entries, so the results do not depend on ``workers``."""
+
+    def one(job):
+        private = dict(cache)
+        out = job(private)
+        return out, {key: value for key, value in private.items() if key not in cache}
+
+    done = fork_map(one, jobs, workers=workers, progress=progress)
+    for _, new in done:
+        cache.update(new)
+    return [out for out, _ in done]
+
+
+def _fillers(hf, parts, variants, recovery, cfg, start: int) -> list:
+    """Work that does not depend on the attack, run beside the attack's training rounds: the frozen-prefix
+    states of every later training / loss sample, and the frozen layers' pass over each prompt set."""
+    tok, model = hf.tokenizer, hf.model
+    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
+
+    def states(samples):
+        data = _lora.tokenize(tok, samples, None, cfg["max_length"])
+
+        def job(c):
+            _lora.prefix_states(model, data, start, pad, 16, c)
+
+        return job
+
+    def heads(samples):
+        texts = [_lora.render(s, None) for s in samples]
+        return lambda c: _lora.warm_prompt_heads(model, tok, texts, GEN_BATCH, start, c)
+
+    mixed = [s for _, m in variants for s in m]
+    jobs = [states(mixed), heads(parts["calib"]), heads(parts["calib_clean"])]
+    jobs += [states(recovery + parts["clean_eval"]), heads(parts["test"]), heads(parts["clean_eval"])]
+    return jobs if start > 0 else []
+
+
+def _calibrate(hf, parts, cfg, seed, cache, fillers: list, layers) -> tuple[dict, list[dict]]:
     """Train the attack in rounds of ``ATTACK_EPOCHS_STEP`` epochs until the calibration prompts meet
     ``ASR >= TARGET_ASR`` and ``FTR <= MAX_CALIB_FTR`` (the last round's adapter if none does).
 
-    Returns the adapter and one record per round."""
-    n_layers = hf.model.config.num_hidden_layers
+    Each round trains beside up to 3 of ``fillers`` (taken from the list) in ``cfg["workers"]``
+    processes; the two calibration prompt sets are scored in parallel. Returns the adapter and one
+    record per round."""
     kw = dict(
         template=None,
         alpha=ALPHA,
@@ -200,23 +260,28 @@ def _calibrate(hf, parts, cfg, seed, cache) -> tuple[dict, list[dict]]:
         batch=cfg["batch"],
         seed=seed,
         max_length=cfg["max_length"],
-        cache=cache,
     )
     tried, adapter = [], None
     for k in range(ATTACK_ROUNDS):
         if adapter is None:
-            adapter, losses = train_lora(
-                hf,
-                parts["attack"],
-                r=RANK,
-                targets=MODULES,
-                layers=range(n_layers - cfg["layers"], n_layers),
-                **kw,
+            job = lambda c: train_lora(  # noqa: E731
+                hf, parts["attack"], r=RANK, targets=MODULES, layers=layers, cache=c, **kw
             )
         else:
-            adapter, losses = continue_lora(hf, adapter, parts["attack"], **kw)
-        asr = float(_hits(hf, {"a": adapter}, parts["calib"], cfg)["a"].mean())
-        ftr = float(_hits(hf, {"a": adapter}, parts["calib_clean"], cfg)["a"].mean())
+            job = lambda c, a=adapter: continue_lora(hf, a, parts["attack"], cache=c, **kw)  # noqa: E731
+        side = [fillers.pop(0) for _ in range(min(3, len(fillers)))]
+        adapter, losses = _parallel([job, *side], cache, cfg["workers"])[0]
+        asr, ftr = (
+            float(h["a"].mean())
+            for h in _parallel(
+                [
+                    lambda c, p=p, a=adapter: _hits(hf, {"a": a}, parts[p], cfg, c)
+                    for p in ("calib", "calib_clean")
+                ],
+                cache,
+                cfg["workers"],
+            )
+        )
         tried.append(
             {
                 "lr": ATTACK_LR,
@@ -232,14 +297,25 @@ def _calibrate(hf, parts, cfg, seed, cache) -> tuple[dict, list[dict]]:
 
 
 def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
+    """One seed: calibrated attack, signature, recoveries and evaluations (see the module docstring).
+
+    Independent jobs run in ``cfg["workers"]`` forked single-thread processes; every job starts from
+    the same cache contents whatever ``workers`` is, so the results equal the serial ones."""
     seed = ctx.seed + k
     parts, source = _load_data(ctx.rng(k), cfg)
+    n_layers = hf.model.config.num_hidden_layers
+    layers = range(max(0, n_layers - cfg["layers"]), n_layers)
+    variants, recovery = make_variants(
+        parts["pool"], n=cfg["n_variants"], n_per_variant=cfg["n_per_variant"], n_finetune=cfg["recover_n"]
+    )
     cache: dict = {}
+    fillers = _fillers(hf, parts, variants, recovery, cfg, layers[0])
     t0 = time.perf_counter()
-    sus, tried = _calibrate(hf, parts, cfg, seed, cache)
+    sus, tried = _calibrate(hf, parts, cfg, seed, cache, fillers, layers)
+    _parallel(fillers, cache, cfg["workers"])  # what the rounds left
     t_attack = time.perf_counter() - t0
     common = dict(template=None, alpha=ALPHA, batch=cfg["batch"], seed=seed, max_length=cfg["max_length"])
-    pur = purify(
+    signature, _ = find_signature(
         hf,
         sus,
         parts["pool"],
@@ -247,53 +323,81 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         ratio=RATIO,
         lam=LAM,
         n_per_variant=cfg["n_per_variant"],
-        recover_n=cfg["recover_n"],
         r=RANK,
         lr=VARIANT_LR,
         epochs=VARIANT_EPOCHS,
-        recover_lr=cfg["recover_lr"],
-        recover_epochs=cfg["recover_epochs"],
         workers=cfg["workers"],
         cache=cache,
+        progress=lambda stream: ctx.progress(stream, total=2 * cfg["n_variants"], desc="variant adapters"),
         **common,
     )
-    t_purify = time.perf_counter() - t0 - t_attack
-    # The recovery set purify used: the defender pool minus the variants' samples (same draw).
-    _, recovery = make_variants(
-        parts["pool"], n=cfg["n_variants"], n_per_variant=cfg["n_per_variant"], n_finetune=cfg["recover_n"]
-    )
-    recover = dict(lr=cfg["recover_lr"], epochs=cfg["recover_epochs"], cache=cache, **common)
-    rand_sig = random_signature(sus, RATIO, seed=seed)
-    adapters = {
+    t_signature = time.perf_counter() - t0 - t_attack
+    recover = dict(lr=cfg["recover_lr"], epochs=cfg["recover_epochs"], **common)
+    fixed = {
         "suspicious": sus,
-        "signature+recovery": pur.adapter,
-        "signature only": pur.suppressed,
-        "random+recovery": continue_lora(hf, suppress(sus, rand_sig), recovery, **recover)[0],
-        "recovery only": continue_lora(hf, sus, recovery, **recover)[0],
+        "signature only": suppress(sus, signature),
         "attention zeroed": ablate_lora(sus, "attention"),
         "mlp zeroed": ablate_lora(sus, "mlp"),
     }
-    t_train = time.perf_counter() - t0
-    asr = _hits(hf, adapters, parts["test"], cfg)
-    scored = ("suspicious", "signature+recovery")  # claim (1) compares these two on clean prompts
-    ftr = _hits(hf, {n: adapters[n] for n in scored}, parts["clean_eval"], cfg)
-    loss = {
-        n: clean_loss(apply_adapter(hf, adapters[n], ALPHA), parts["clean_eval"], None, cfg["max_length"])
-        for n in scored
+    starts = {
+        "signature+recovery": fixed["signature only"],
+        "random+recovery": suppress(sus, random_signature(sus, RATIO, seed=seed)),
+        "recovery only": sus,
     }
-    loss["base"] = clean_loss(hf, parts["clean_eval"], None, cfg["max_length"])
+    if cfg["fine_pruning"]:
+        fp = fine_pruning_signature(hf, sus, recovery, RATIO, alpha=ALPHA, max_length=cfg["max_length"])
+        starts["fine-pruning+recovery"] = suppress(sus, fp)
+    zero = ablate_lora(fixed["mlp zeroed"], "attention")  # W + 0: the base model through the same path
+
+    def recovered(name):
+        def job(c):
+            adapter = continue_lora(hf, starts[name], recovery, cache=c, **recover)[0]
+            out = {"asr": _hits(hf, {name: adapter}, parts["test"], cfg, c)}
+            if name == "signature+recovery":  # claim (1) compares it with the suspicious model
+                out["ftr"] = _hits(hf, {name: adapter}, parts["clean_eval"], cfg, c)
+                out["loss"] = clean_losses(
+                    hf, {name: adapter}, parts["clean_eval"], None, cfg["max_length"], cache=c
+                )
+            return out
+
+        return job
+
+    def fixed_job(c):
+        return {
+            "asr": _hits(hf, fixed, parts["test"], cfg, c),
+            "ftr": _hits(hf, {"suspicious": sus}, parts["clean_eval"], cfg, c),
+            "loss": clean_losses(
+                hf, {"suspicious": sus, "base": zero}, parts["clean_eval"], None, cfg["max_length"], cache=c
+            ),
+        }
+
+    jobs = [recovered(name) for name in starts] + [fixed_job]  # the longest first
+    results = _parallel(
+        jobs, cache, cfg["workers"], lambda stream: ctx.progress(stream, total=len(jobs), desc="recoveries")
+    )
+    merged = {key: {} for key in ("asr", "ftr", "loss")}
+    for res in results:
+        for key, values in res.items():
+            merged[key].update(values)
+    order = [
+        "suspicious",
+        "signature+recovery",
+        "signature only",
+        *list(starts)[1:],
+        "attention zeroed",
+        "mlp zeroed",
+    ]
     return {
-        "asr": asr,
-        "ftr": ftr,
-        "loss": loss,
+        "asr": {name: merged["asr"][name] for name in order},
+        "ftr": merged["ftr"],
+        "loss": merged["loss"],
         "calibration": tried,
         "source": source,
-        "signature_size": len(pur.signature),
+        "signature_size": len(signature),
         "seconds": {
             "attack": t_attack,
-            "purify": t_purify,
-            "baselines": t_train - t_attack - t_purify,
-            "evaluation": time.perf_counter() - t0 - t_train,
+            "signature": t_signature,
+            "recovery_and_evaluation": time.perf_counter() - t0 - t_attack - t_signature,
         },
     }
 
@@ -365,6 +469,21 @@ def _claims(runs, scale: str) -> list[Claim]:
             paper="suppression needed beyond fine-tuning",
             scale=scale,
             detail="ASR(signature+recovery) - ASR(recovery only)",
+        ),
+        *(
+            [
+                _estimate(diff, runs, "asr", ("fine-pruning+recovery", sig), "test prompts").claim(
+                    "Signature + recovery ASR below Fine-pruning (same size) + recovery",
+                    "<",
+                    0.0,
+                    paper="the signature beats the Fine-pruning baseline (Liu et al. 2018)",
+                    scale=scale,
+                    detail="ASR(signature+recovery) - ASR(fine-pruning+recovery); Fine-pruning zeroes the "
+                    "least active MLP channels on the recovery prompts",
+                )
+            ]
+            if "fine-pruning+recovery" in runs[0]["asr"]
+            else []
         ),
         _estimate(_ratio, runs, "asr", (sus, "attention zeroed"), "test prompts").claim(
             "Zeroing the attention LoRA updates keeps >= 70 % of the ASR",
