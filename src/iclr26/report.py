@@ -427,14 +427,13 @@ def docs_block(result: Result, results_dir: str | Path) -> str:
     a reader can check that the page and that run's report agree.
     """
     versions = ", ".join(f"{k} {v}" for k, v in result.versions.items() if k != "platform")
-    budget = catalogue.get(result.slug).budget_s
     rows = [row[: len(DOCS_CLAIM_HEADER)] for row in _claim_rows(result)]
     begin, end = docs_markers(result.scale)
     lines = [
         begin,
         "",
         f"From the run in `{Path(results_dir).name}/` finished {result.finished or 'at an unrecorded time'}: "
-        f"scale {result.scale}, seed {result.seed}, {_fmt(result.seconds)} s (budget {budget:g} s), "
+        f"scale {result.scale}, seed {result.seed}, {_fmt(result.seconds)} s ({_budget_text(result)}), "
         f"config `{result.config_hash}`; {versions}. {_verdict_counts(result)}.",
         "",
         _md_table(DOCS_CLAIM_HEADER, rows),

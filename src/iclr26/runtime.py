@@ -47,6 +47,8 @@ def find_shared_data(slug: str, marker: str, env: str | None = None) -> Path | N
 
 #: Environment variable holding torch's intra-op thread count for experiments that run language models.
 TORCH_THREADS_ENV = "ICLR26_TORCH_THREADS"
+#: Environment variable: worker processes of the experiments that split their work (:func:`worker_count`).
+WORKERS_ENV = "ICLR26_WORKERS"
 
 
 def set_torch_threads() -> int:
@@ -130,6 +132,24 @@ def fork_map(
     finally:
         _FORKED.clear()
     return results
+
+
+def worker_count(default: int = 2) -> int:
+    """Worker processes for an experiment's independent jobs: ``$ICLR26_WORKERS``, else ``default``.
+
+    The default 2 suits the 2-core machine the budgets are measured on; each worker runs one torch
+    thread (:func:`fork_map`), and 1 runs every job in the experiment's own process.
+    """
+    raw = os.environ.get(WORKERS_ENV)
+    if raw is None:
+        return default
+    try:
+        n = int(raw)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}")
+    return n
 
 
 def seed_everything(seed: int) -> np.random.Generator:

@@ -98,3 +98,16 @@ def test_fork_map_raises_the_workers_error_and_checks_its_arguments():
         fork_map(abs, [1], threads=0)
     with pytest.raises(TypeError, match="fn must be callable"):
         fork_map(3, [1])
+
+
+def test_worker_count_reads_the_environment(monkeypatch):
+    from iclr26.runtime import WORKERS_ENV, worker_count
+
+    monkeypatch.delenv(WORKERS_ENV, raising=False)
+    assert worker_count() == 2 and worker_count(default=3) == 3
+    monkeypatch.setenv(WORKERS_ENV, "1")
+    assert worker_count() == 1
+    for bad in ("0", "-2", "two", ""):
+        monkeypatch.setenv(WORKERS_ENV, bad)
+        with pytest.raises(ValueError, match="ICLR26_WORKERS must be a positive integer"):
+            worker_count()

@@ -7,7 +7,7 @@ import pytest
 
 from iclr26.claims import Verdict
 from iclr26.prefixmemory_tuning import experiment
-from iclr26.runtime import RunContext
+from iclr26.runtime import WORKERS_ENV, RunContext
 
 pytest.importorskip("peft")
 pytest.importorskip("babel")
@@ -68,7 +68,7 @@ def test_small_run_chooses_rates_without_reading_a_test_item(tmp_path, monkeypat
 
     monkeypatch.setattr(experiment, "label_logprobs", recording)
     monkeypatch.setattr(experiment, "choose_learning_rates", choosing)
-    monkeypatch.setenv(experiment.WORKERS_ENV, "1")  # the recording lists live in this process
+    monkeypatch.setenv(WORKERS_ENV, "1")  # the recording lists live in this process
     result = experiment.run(_ctx(tmp_path, "small"))
 
     task = experiment.TASKS["language_id"]()
@@ -146,7 +146,7 @@ def test_forked_workers_give_the_serial_results(tmp_path, monkeypatch):
     _shrink(monkeypatch, "small")
     results = {}
     for workers in (1, 2):
-        monkeypatch.setenv(experiment.WORKERS_ENV, str(workers))
+        monkeypatch.setenv(WORKERS_ENV, str(workers))
         results[workers] = experiment.run(_ctx(tmp_path / str(workers), "small"))
     serial, forked = results[1].metrics, results[2].metrics
     assert forked["learning_rates"] == serial["learning_rates"]
@@ -162,13 +162,3 @@ def test_forked_workers_give_the_serial_results(tmp_path, monkeypatch):
     for a, b in zip(results[1].claims, results[2].claims, strict=True):
         if "step time" not in a.statement:  # the only measurement that is a timing
             assert (a.measured, a.interval, a.verdict) == (b.measured, b.interval, b.verdict)
-
-
-def test_workers_come_from_the_environment(monkeypatch):
-    monkeypatch.setenv(experiment.WORKERS_ENV, "0")
-    with pytest.raises(ValueError, match=experiment.WORKERS_ENV):
-        experiment._workers()
-    monkeypatch.setenv(experiment.WORKERS_ENV, "3")
-    assert experiment._workers() == 3
-    monkeypatch.delenv(experiment.WORKERS_ENV)
-    assert experiment._workers() == experiment.WORKERS

@@ -18,7 +18,8 @@ recovery; (c) the attention or MLP LoRA updates of the suspicious adapter are ze
 Every model is scored on the same test prompts (ASR, greedy, bd-vax judge and empty-output convention)
 and clean prompts (false-trigger rate, clean loss).
 
-Independent work runs in ``workers`` forked single-thread processes (:func:`iclr26.runtime.fork_map`):
+Independent work runs in ``$ICLR26_WORKERS`` (default 2) forked single-thread processes
+(:func:`iclr26.runtime.fork_map`):
 the attack rounds beside attack-independent warm-up jobs (frozen-prefix states, the frozen layers' pass
 over each prompt set), the two calibration sets, the variant trainings, and the recoveries with their
 evaluations. Each job starts from the same cache contents whatever ``workers`` is, so the results
@@ -41,7 +42,7 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, fork_map, set_torch_threads
+from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
 from ..uncertainty import bootstrap, hierarchical_bootstrap
 from . import (
     NEGSENTIMENT_TARGET,
@@ -90,7 +91,6 @@ SETTINGS = {
         batch=8,
         max_new_tokens=6,
         seeds=1,
-        workers=2,
         fine_pruning=False,
     ),
     "medium": dict(
@@ -110,7 +110,6 @@ SETTINGS = {
         batch=8,
         max_new_tokens=12,
         seeds=3,
-        workers=2,
         fine_pruning=True,
     ),
 }
@@ -512,7 +511,7 @@ def _claims(runs, scale: str) -> list[Claim]:
 
 def run(ctx: RunContext) -> Result:
     set_torch_threads()
-    cfg = SETTINGS[ctx.scale]
+    cfg = {**SETTINGS[ctx.scale], "workers": worker_count()}
     hf = ctx.load_model(default="embedded")
     if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
         raise ValueError(f"model: {hf.name} is not a local transformers model; LoRA trains weights")

@@ -9,7 +9,7 @@ for why). Intervals: 95% bootstrap over items (datasets for the analysts and for
 contrast, which pairs a dataset's two difficulties; judged responses for kappa).
 
 Model-benchmark options: ``--model`` (subject), ``--judge`` (LLM judge; default the subject's model),
-``--limit N`` (at most N items), ``--batch-size``. ``$ICLR26_CAUSALPITFALLS_WORKERS`` (default 2):
+``--limit N`` (at most N items), ``--batch-size``. ``$ICLR26_WORKERS`` (default 2):
 processes for the model calls (forked, one torch thread each) and threads for the sandboxed analysts;
 results do not depend on it.
 """
@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads
-from ..validation import check_int
+from ..runtime import RunContext, set_torch_threads, worker_count
 from ._data import DIFFICULTIES
 
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
@@ -45,21 +44,6 @@ SMALL_ANALYST_CHALLENGES = (
     "causal_direction_iv",
     "population_shift",
 )
-
-
-#: Worker processes of the small and medium runs (a 2-core machine; each runs one torch thread).
-WORKERS = 2
-WORKERS_ENV = "ICLR26_CAUSALPITFALLS_WORKERS"
-
-
-def _workers() -> int:
-    """Processes for the model calls and sandboxed analyses: ``$ICLR26_CAUSALPITFALLS_WORKERS``, else
-    :data:`WORKERS`."""
-    raw = os.environ.get(WORKERS_ENV, str(WORKERS))
-    try:
-        return check_int(int(raw), WORKERS_ENV, minimum=1)
-    except ValueError:
-        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}") from None
 
 
 def _data_root() -> Path | None:
@@ -216,7 +200,7 @@ def run(ctx: RunContext) -> Result:
     from . import LLMJudge, RubricJudge, causal_reliability, code_failure_rate, failure_rate, run_benchmark
 
     set_torch_threads()
-    workers = _workers()
+    workers = worker_count()
     items, analyst_items, source = _items(ctx)
     t0 = time.perf_counter()
     model = ctx.load_model("embedded")

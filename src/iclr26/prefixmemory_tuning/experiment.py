@@ -23,13 +23,13 @@ for Prefix-Tuning (paired on tokens). Medium adds the IID/OOD view: after adapti
 Math CFT and AlpacaEval-2: not measurable.
 
 The trainings of a phase (the selection's grid points, then the seed x method cells) are independent
-and run in ``WORKERS`` forked single-thread processes (:func:`iclr26.runtime.fork_map`); every seed
-and every draw is fixed before they start, so the results equal the serial path's.
+and run in ``$ICLR26_WORKERS`` (default 2) forked single-thread processes
+(:func:`iclr26.runtime.fork_map`); every seed and every draw is fixed before they start, so the
+results equal the serial path's.
 """
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 import numpy as np
@@ -37,9 +37,8 @@ from scipy.stats import spearmanr
 from threadpoolctl import threadpool_limits
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, fork_map, set_torch_threads
+from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
 from ..uncertainty import hierarchical_bootstrap
-from ..validation import check_int
 from . import (
     PrefixMemoryConfig,
     bias_vectors,
@@ -69,10 +68,6 @@ METHODS = {
     "lora": ("lora", None),
     "full": ("full", None),
 }
-#: Forked single-thread worker processes for the independent trainings (learning-rate grid points,
-#: seed x method cells) and their scoring; ``$ICLR26_PMT_WORKERS`` overrides (1: all in this process).
-WORKERS = 2
-WORKERS_ENV = "ICLR26_PMT_WORKERS"
 DIAGNOSTIC_TASK = "language_id"
 OOD_SOURCE, OOD_TARGET, OOD_SHOTS = "entity_type", "language_id", 3
 N_GROUPS = 4
@@ -454,20 +449,9 @@ def _accuracy_table(by_task, chosen, plan: Plan) -> list[dict]:
     return table
 
 
-def _workers() -> int:
-    """Worker processes for the independent trainings: ``$ICLR26_PMT_WORKERS``, else ``WORKERS``."""
-    raw = os.environ.get(WORKERS_ENV)
-    if raw is None:
-        return WORKERS
-    try:
-        return check_int(int(raw), WORKERS_ENV, minimum=1)
-    except ValueError:
-        raise ValueError(f"{WORKERS_ENV} must be a positive integer, got {raw!r}") from None
-
-
 def run(ctx: RunContext) -> Result:
     set_torch_threads()
-    workers = _workers()
+    workers = worker_count()
     hf = ctx.load_model(default="embedded")
     if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
         raise ValueError(f"model: {hf.name} is not a local transformers model; PMT trains weights")
