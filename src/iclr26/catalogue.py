@@ -272,9 +272,10 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "Statistical causal-inference pitfalls (Simpson's paradox, colliders, mediation, ...) posed to LLMs.",
         budget_s=120.0,
-        budget_reason="SmolLM2-135M on CPU: one item costs ~20 s (a 1,300-5,000-token direct prompt of 100 "
-        "data rows, code and results prompts, two ~900-token judge prompts), so small runs 4 items "
-        "(--limit 30 runs the issue's 15 x 2); the analysts' sandboxed runs ~2 s each; model load ~30 s cold",
+        budget_reason="SmolLM2-135M on CPU: one item costs ~20 CPU-s (a 1,300-5,000-token direct prompt of "
+        "100 data rows, code and results prompts, two ~900-token judge prompts), so small runs 4 items "
+        "(--limit 30 runs the issue's 15 x 2), model calls in two forked workers: 60 s wall, 99 CPU-s on the "
+        "idle machine (serial: 131 s); model load ~30 s cold",
     ),
     _E(
         "backdoor-signature",
@@ -284,8 +285,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         budget_s=150.0,
         budget_reason="trains SmolLM2-135M LoRA adapters on the CPU: the attack (calibrated to ASR >= 0.6, "
         "2 rounds of 4 epochs), 2N = 6 variant adapters and 3 recovery fine-tunes in 2 worker processes, "
-        "then greedy generation on 40 triggered and 40 clean prompts for 7 adapters; ~190 CPU-s, 111.6 s "
-        "at load 1.5-2.3, 147.3 s as the load rose to 3.8 (the issue allows about 3 min)",
+        "then greedy generation on 40 triggered and 40 clean prompts for 7 adapters; ~184-190 CPU-s, 106.6 s "
+        "on the idle machine, 147.3 s as the load rose to 3.8 (the issue allows about 3 min)",
     ),
     _E(
         "mpo",
@@ -310,7 +311,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         budget_s=120.0,
         budget_reason="SmolLM2-135M trained on CPU: learning rates chosen on validation (3 methods x 4 rates "
         "x 8 steps), then 3 methods x 2 seeds x 16 steps, label scoring in one pass per prompt, 32 length "
-        "probes, bias spectra; the trainings in two forked workers (86-94 s wall, 157-159 CPU-s on the "
+        "probes, bias spectra; the trainings in two forked workers (81.5-86 s wall, 152-159 CPU-s on the "
         "idle machine; serial: 194 s)",
     ),
     _E(
