@@ -306,7 +306,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "prefixmemory-tuning",
         "LLM methods",
-        "partial",
+        "implemented",
         "Prefix-Tuning reworked so prefix and input contributions no longer trade off.",
         budget_s=120.0,
         budget_reason="SmolLM2-135M trained on CPU: learning rates chosen on validation (3 methods x 4 rates "
