@@ -90,6 +90,7 @@ def fork_map(
     workers: int = 2,
     threads: int = 1,
     progress: Callable[[Iterable[Any]], Iterable[Any]] | None = None,
+    on_result: Callable[[int, R], None] | None = None,
 ) -> list[R]:
     """``[fn(job) for job in jobs]``, computed in ``workers`` forked processes of ``threads`` torch threads.
 
@@ -99,7 +100,8 @@ def fork_map(
     (no nesting) computes in this process with its current torch threads; a result then equals the
     forked one only when ``threads`` equals this process's thread count. An exception in ``fn`` is
     raised here once the other jobs are cancelled. ``progress`` wraps the completion stream (e.g.
-    ``RunContext.progress``).
+    ``RunContext.progress``); ``on_result(index, result)`` is called here as each job finishes (in
+    completion order), e.g. to save it so that an interrupted run can resume.
     """
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor, as_completed
@@ -112,9 +114,17 @@ def fork_map(
         raise TypeError(f"fn must be callable, got {type(fn).__name__}")
     jobs = list(jobs)
     wrap = progress or (lambda stream: stream)
-    if workers == 1 or len(jobs) <= 1 or _FORKED or "fork" not in multiprocessing.get_all_start_methods():
-        return list(wrap(fn(job) for job in jobs))
     results: list[Any] = [None] * len(jobs)
+
+    def record(index: int, result: Any) -> None:
+        results[index] = result
+        if on_result is not None:
+            on_result(index, result)
+
+    if workers == 1 or len(jobs) <= 1 or _FORKED or "fork" not in multiprocessing.get_all_start_methods():
+        for index in wrap(range(len(jobs))):
+            record(index, fn(jobs[index]))
+        return results
     _FORKED.update(fn=fn, jobs=jobs)
     try:
         context = multiprocessing.get_context("fork")
@@ -124,7 +134,7 @@ def fork_map(
             futures = {pool.submit(_call_forked, i): i for i in range(len(jobs))}
             try:
                 for future in wrap(as_completed(futures)):
-                    results[futures[future]] = future.result()
+                    record(futures[future], future.result())
             except BaseException:
                 for future in futures:
                     future.cancel()

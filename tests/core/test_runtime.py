@@ -111,3 +111,12 @@ def test_worker_count_reads_the_environment(monkeypatch):
         monkeypatch.setenv(WORKERS_ENV, bad)
         with pytest.raises(ValueError, match="ICLR26_WORKERS must be a positive integer"):
             worker_count()
+
+
+@pytest.mark.parametrize("workers", [1, 2])
+def test_fork_map_reports_each_result_here_as_it_finishes(workers):
+    from iclr26.runtime import fork_map
+
+    seen = {}
+    out = fork_map(lambda i: i * 10, range(5), workers=workers, on_result=seen.__setitem__)
+    assert out == [0, 10, 20, 30, 40] and seen == dict(enumerate(out))

@@ -580,9 +580,6 @@ def evaluate_task(
     return results
 
 
-_JOB_WINDOWS: dict = {}  # windows shared with forked workers (inherited, not pickled)
-
-
 def _cell_fingerprint(ws: WindowSet) -> str:
     """A hash of a cell's windows and labels: a cached unit is reused only on the same data."""
     h = hashlib.sha256()
@@ -624,13 +621,11 @@ class _UnitCache:
         atomic_write_bytes(self.path(*job), pickle.dumps(results, protocol=pickle.HIGHEST_PROTOCOL))
 
 
-def _run_unit(key, task, model, seed, kwargs) -> list[TaskResult]:
-    import torch
-
-    torch.set_num_threads(1)  # one thread per process: processes, not threads, share the cores
-    chem, scen = key
+def _run_unit(job, windows, kwargs) -> list[TaskResult]:
+    """One job: a model trained and scored on one task of one cell (chemistry, scenario) with a seed."""
+    (chem, scen), task, model, seed = job
     return evaluate_task(
-        _JOB_WINDOWS[key], task, (model,), seed=seed, chemistry=chem, scenario=scen, **kwargs
+        windows[(chem, scen)], task, (model,), seed=seed, chemistry=chem, scenario=scen, **kwargs
     )
 
 
@@ -662,10 +657,10 @@ def benchmark(
     each cell (with their gap reports); a cell or task without windows (e.g. grading without severities)
     gives no result.
     """
-    from concurrent.futures import ProcessPoolExecutor, as_completed
-    from multiprocessing import get_context
-
+    import torch
     from tqdm.auto import tqdm
+
+    from ..runtime import fork_map
 
     n_jobs = check_int(n_jobs, "n_jobs", minimum=1)
     for c in chemistries:
@@ -700,28 +695,19 @@ def benchmark(
             cache.save(job, unit_results)
         bar.update()
 
-    _JOB_WINDOWS.clear()
-    _JOB_WINDOWS.update(windows)
     disable = not progress or os.environ.get("ICLR26_NO_PROGRESS") == "1"
     bar = tqdm(total=len(jobs), desc="ch-batterygen: benchmark", disable=disable, leave=False)
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # one thread per process: processes, not threads, share the cores
     try:
-        if n_jobs == 1 or len(jobs) <= 1:
-            import torch
-
-            threads = torch.get_num_threads()
-            try:
-                for j in jobs:
-                    finished(j, _run_unit(*j, kwargs))
-            finally:
-                torch.set_num_threads(threads)
-        else:
-            ctx = get_context("fork")
-            with ProcessPoolExecutor(max_workers=min(n_jobs, len(jobs)), mp_context=ctx) as pool:
-                futs = {pool.submit(_run_unit, *j, kwargs): j for j in jobs}
-                for fut in as_completed(futs):
-                    finished(futs[fut], fut.result())
+        fork_map(
+            lambda job: _run_unit(job, windows, kwargs),
+            jobs,
+            workers=n_jobs,
+            on_result=lambda i, unit_results: finished(jobs[i], unit_results),
+        )
     finally:
-        _JOB_WINDOWS.clear()
+        torch.set_num_threads(threads)
         bar.close()
     order = {(c, s, t, m): i for i, (c, s, t, m) in enumerate(
         (c, s, t, m) for t in TASKS for c in CHEMISTRIES for s in SCENARIOS for m in MODELS)}  # fmt: skip
