@@ -74,6 +74,8 @@ def test_rouge_l_bad_input():
         bs.rouge_l("a b", ["a b"])
     with pytest.raises(ValueError, match="references"):
         bs.rouge_l(["a"], [None])
+    with pytest.raises(ValueError, match="predictions must be a list of strings, got int"):
+        bs.rouge_l(3, ["a"])
     with pytest.raises(ValueError, match="equal length"):
         bs.rouge_l(["a", "b"], ["a"])
     with pytest.raises(ValueError, match="non-empty"):

@@ -636,8 +636,12 @@ def rouge_l(predictions: Sequence[str], references: Sequence[str]) -> np.ndarray
     longest common token subsequence, 0 when either text has no token (Lin, 2004).
     """
     for name, texts in (("predictions", predictions), ("references", references)):
-        if isinstance(texts, str) or not all(isinstance(t, str) for t in texts):
-            raise ValueError(f"{name} must be a list of strings")
+        if (
+            isinstance(texts, str)
+            or not isinstance(texts, Sequence)
+            or not all(isinstance(t, str) for t in texts)
+        ):
+            raise ValueError(f"{name} must be a list of strings, got {type(texts).__name__}")
     if len(predictions) == 0 or len(predictions) != len(references):
         raise ValueError(
             f"predictions and references must be non-empty and of equal length, got "
