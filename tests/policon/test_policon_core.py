@@ -8,6 +8,7 @@ import math
 import numpy as np
 import pytest
 
+from iclr26.evaluation import SampleLog
 from iclr26.models import ScriptedModel
 from iclr26.policon import (
     FALLBACK_SCORE,
@@ -308,6 +309,38 @@ def test_run_policon_drafts_judges_fallback_and_resume(tmp_path):
         run_policon(None, "gpt", tasks, goals)
     with pytest.raises(ValueError, match="max_retries"):
         ModelJudge(judge_model, max_retries=-1)
+
+
+def test_model_judge_replies_and_log_do_not_depend_on_the_worker_count(tmp_path):
+    """A tiny random Llama judging with the authors' sampled retries, in 1 and 2 forked workers."""
+    import sqlite3
+
+    import torch
+
+    from iclr26.models._tiny import tiny_random_model
+
+    tasks = [{**_task(), "id": i} for i in range(3)]
+    pairs = [(t, f"Resolution {i}: the Parliament acts.") for i, t in enumerate(tasks)]
+    threads = torch.get_num_threads()
+    torch.set_num_threads(1)  # the forked workers run one thread: so does the serial run
+    try:
+        out = {}
+        for workers in (1, 2):
+            model = tiny_random_model(0)
+            model.context_length = 4096  # the tiny tokenizer spells the authors' judge prompt out
+            judge = ModelJudge(model, max_retries=3, batch_size=2, workers=workers)
+            out[workers] = judge.judge(pairs, log=SampleLog(tmp_path / f"{workers}.sqlite"), seed=5)
+    finally:
+        torch.set_num_threads(threads)
+    assert out[1] == out[2]
+    assert any(len(r) > 1 for o in out[1] for r in o["replies"].values())  # the retries ran
+    rows = {}
+    for workers in (1, 2):
+        with sqlite3.connect(tmp_path / f"{workers}.sqlite") as db:
+            rows[workers] = sorted(db.execute("SELECT key FROM samples").fetchall())
+    assert rows[1] == rows[2] and len(rows[1]) == sum(len(r) for o in out[1] for r in o["replies"].values())
+    with pytest.raises(ValueError, match="workers"):
+        ModelJudge(ScriptedModel(lambda p: "1"), workers=0)
 
 
 def test_embedding_judge_with_a_fake_encoder():

@@ -23,6 +23,7 @@ import numpy as np
 from ..evaluation import EvalResult, Sample, SampleLog, Task, evaluate
 from ..evaluation.judge import judge_key
 from ..models import GenerationConfig, LanguageModel
+from ..runtime import fork_map
 from ..validation import check_in, check_int
 from ._data import GOALS, check_task
 from ._embed import EmbeddingJudge
@@ -76,18 +77,23 @@ class ModelJudge:
 
     Parameters
     ----------
-    model: the judge; max_retries: asks after the first (authors: 10); batch_size: prompts per call.
+    model: the judge; max_retries: asks after the first (authors: 10); batch_size: prompts per call;
+    workers: forked processes that generate the batches of an attempt (one torch thread each, see
+    :func:`iclr26.runtime.fork_map`; a batch's replies do not depend on which process generates it,
+    when this process also runs one torch thread).
     """
 
     model: LanguageModel
     max_retries: int = MAX_RETRIES
     batch_size: int = 8
+    workers: int = 1
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, LanguageModel):
             raise ValueError(f"model must be an iclr26.models.LanguageModel, got {type(self.model).__name__}")
         self.max_retries = check_int(self.max_retries, "max_retries", minimum=0)
         self.batch_size = check_int(self.batch_size, "batch_size", minimum=1)
+        self.workers = check_int(self.workers, "workers", minimum=1)
 
     @property
     def name(self) -> str:
@@ -114,9 +120,9 @@ class ModelJudge:
                 batches[-1].append(i)
             else:
                 batches.append([i])
-        for batch in progress(batches, total=len(batches), desc=f"judge {self.name} t={temp:.1f}"):
-            outs = self.model.generate([prompts[i] for i in batch], config)
-            recs = []
+
+        def log_batch(b: int, outs: list) -> None:
+            batch, recs = batches[b], []
             for i, out in zip(batch, outs):
                 texts[keys[i]] = out.text
                 recs.append(
@@ -138,6 +144,16 @@ class ModelJudge:
                 )
             if slog is not None:
                 slog.append(recs)
+
+        fork_map(
+            lambda batch: self.model.generate([prompts[i] for i in batch], config),
+            batches,
+            workers=self.workers,
+            progress=lambda stream: progress(
+                stream, total=len(batches), desc=f"judge {self.name} t={temp:.1f}"
+            ),
+            on_result=log_batch,
+        )
         return [texts[k] for k in keys]
 
     def judge(

@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, find_shared_data, set_torch_threads
+from ..runtime import RunContext, find_shared_data, set_torch_threads, worker_count
 
 MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
 DATA_ENV = "ICLR26_POLICON_DATA"
@@ -183,7 +183,9 @@ def run(ctx: RunContext) -> Result:
     model = ctx.load_model("embedded")
     judge_model = ctx.load_model("embedded", judge=True) if ctx.judge else model
     retries = 0 if ctx.small else 10
-    judge = ModelJudge(judge_model, max_retries=retries, batch_size=ctx.batch_size or 8)
+    judge = ModelJudge(
+        judge_model, max_retries=retries, batch_size=ctx.batch_size or 8, workers=worker_count()
+    )
     log = ctx.out_dir / "samples.sqlite"
     t0 = time.perf_counter()
     val = run_policon(None, judge, val_tasks, ["simple_majority"], ctx.seed, log=log, progress=ctx.progress)
