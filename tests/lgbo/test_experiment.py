@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 from iclr26.lgbo.experiment import _methods, _normalise, _rounds_to_90
 
@@ -55,3 +56,30 @@ def test_medium_claims_cover_hplc_warm_start_and_the_parse_rate(tmp_path, monkey
     parse = next(c for s, c in by_name.items() if "parse into" in s)
     assert parse.verdict == "does not hold"  # no reply parsed
     assert not any("HPLC (olymp)" in s for s in by_name)  # measured, not marked unmeasurable
+
+
+def test_runs_do_not_depend_on_the_worker_count_and_resume_from_saved_runs(tmp_path, monkeypatch):
+    """Real BO runs (1 round) in 1 and 2 forked workers give the same curves; a second call reuses them."""
+    from iclr26.lgbo import experiment
+    from iclr26.runtime import RunContext
+
+    methods = _methods((0.8,))[:3]  # gpbo, pibo, aligned LGBO
+    curves = {}
+    for workers in ("1", "2"):
+        monkeypatch.setenv("ICLR26_WORKERS", workers)
+        ctx = RunContext("lgbo", out_dir=tmp_path / workers, show_progress=False)
+        curves[workers] = experiment._curves(ctx, ("ackley",), methods, seeds=2, rounds=1)
+    for m in ("gpbo", "pibo", "lgbo-aligned"):
+        assert curves["1"]["ackley"][m].shape == (2, 2)
+        np.testing.assert_array_equal(curves["1"]["ackley"][m], curves["2"]["ackley"][m])
+    assert len(list((tmp_path / "2" / "_runs").glob("*.npy"))) == 6
+
+    def must_not_run(*args):
+        raise AssertionError("a saved run was recomputed")
+
+    monkeypatch.setattr(experiment, "_run_one", must_not_run)
+    again = experiment._curves(ctx, ("ackley",), methods, seeds=2, rounds=1)
+    for m, c in curves["2"]["ackley"].items():
+        np.testing.assert_array_equal(again["ackley"][m], c)
+    with pytest.raises(AssertionError, match="recomputed"):  # another recipe is not reused
+        experiment._curves(ctx, ("ackley",), methods, seeds=2, rounds=2)

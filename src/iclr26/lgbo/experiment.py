@@ -16,11 +16,17 @@ its best closes 90 % of the gap (``rounds + 1`` if never). Intervals are paired 
 
 from __future__ import annotations
 
+import hashlib
+import io
+import json
+from pathlib import Path
+
 import numpy as np
 import torch
 
 from ..claims import Claim, Result
-from ..runtime import RunContext
+from ..runtime import RunContext, fork_map, worker_count
+from ..store import atomic_write_bytes
 from ..uncertainty import bootstrap, paired_difference
 from . import (
     LGBO,
@@ -108,6 +114,52 @@ def _run_one(
     if spec["goal"] == "max":
         return -opt.maximize(spec["f"], rounds).best_so_far
     return opt.minimize(spec["f"], rounds).best_so_far
+
+
+def _curves(
+    ctx: RunContext, problems: tuple[str, ...], methods: list[tuple], seeds: int, rounds: int
+) -> dict[str, dict[str, np.ndarray]]:
+    """Best-so-far curves ``(seeds, rounds + 1)`` per problem and method.
+
+    Every (problem, method, seed) run is one job for :func:`~iclr26.runtime.fork_map` workers of one
+    torch thread each (``$ICLR26_WORKERS``; a run is seeded, so the curves do not depend on the worker
+    count). A finished run is saved under ``out_dir/_runs``, named by a hash of everything that
+    defines it, so an interrupted run resumes with the runs still missing.
+    """
+    specs = {p: _problem(p) for p in problems}
+    jobs = [(p, m, ctx.seed * 1000 + s) for p in problems for m in methods for s in range(seeds)]
+    folder = Path(ctx.out_dir) / "_runs"
+
+    def path(job: tuple) -> Path:
+        recipe = dict(job=job, rounds=rounds, fast=FAST, d=D, n_init=N_INIT, q=Q, box=BOX_FRAC)
+        digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+        return folder / f"{job[0]}-{job[1][0]}-{job[2]}-{digest}.npy"
+
+    done = {i: np.load(path(job)) for i, job in enumerate(jobs) if path(job).is_file()}
+    todo = [i for i in range(len(jobs)) if i not in done]
+
+    def run(i: int) -> np.ndarray:
+        problem, (_, guidance, kind, c, warm), seed = jobs[i]
+        return _run_one(specs[problem], seed, guidance, kind, c, warm, rounds)
+
+    def save(k: int, curve: np.ndarray) -> None:
+        buf = io.BytesIO()
+        np.save(buf, curve)
+        atomic_write_bytes(path(jobs[todo[k]]), buf.getvalue())
+        done[todo[k]] = curve
+
+    folder.mkdir(parents=True, exist_ok=True)
+    fork_map(
+        run,
+        todo,
+        workers=worker_count(),
+        progress=lambda stream: ctx.progress(stream, total=len(todo), desc="BO runs"),
+        on_result=save,
+    )
+    raw: dict[str, dict[str, list[np.ndarray]]] = {}
+    for i, (problem, method, _) in enumerate(jobs):
+        raw.setdefault(problem, {}).setdefault(method[0], []).append(done[i])
+    return {p: {m: np.stack(c) for m, c in per.items()} for p, per in raw.items()}
 
 
 def _normalise(curves: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
@@ -205,16 +257,8 @@ def run(ctx: RunContext) -> Result:
     threads = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        raw: dict[str, dict[str, np.ndarray]] = {}
         problems = PROBLEMS if ctx.small else (*PROBLEMS, "hplc")
-        specs = {p: _problem(p) for p in problems}
-        jobs = [(p, m) for p in problems for m in methods]
-        for problem, (name, guidance, kind, c, warm) in ctx.progress(jobs, total=len(jobs), desc="methods"):
-            spec = specs[problem]
-            runs = [
-                _run_one(spec, ctx.seed * 1000 + s, guidance, kind, c, warm, rounds) for s in range(seeds)
-            ]
-            raw.setdefault(problem, {})[name] = np.stack(runs)
+        raw = _curves(ctx, problems, methods, seeds, rounds)
         z = _tilt_identity(ctx, 10)
         parsed = None if ctx.small else _llm_parse_rate(ctx, 20)
     finally:
