@@ -5,8 +5,9 @@ first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-1
 fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
 :func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
 
-``small``: encodings ``line-sep`` and ``json``, 12 + 12 chunks, 3 epochs (estimated to fit 6 CPU-minutes from
-single parts, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
+``small``: encodings ``line-sep`` and ``json``, 18 + 18 chunks, 3 epochs: the largest count whose longest job
+(json fine-tuning and scoring, about 17.3 CPU-s per member/non-member pair measured on parts) fits 6 minutes on
+2 cores (estimate, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
 ``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
 
 Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
@@ -27,9 +28,9 @@ from . import ATTACKS, ENCODINGS, MEMBER_SIGN, lora_finetuned, make_benchmark, m
 from .data import adult_table
 
 MODEL_OPTIONS = ("model", "batch_size")
-#: Members (= non-members) per encoding. ``small``: the largest count whose critical path fits the
-#: 360 s budget on 2 idle cores by the measured CPU-s per chunk (docs/tab-mia.md; the issue asks 32).
-SMALL_PER_SIDE = 20
+#: Members (= non-members) per encoding. ``small``: the largest count whose longest job fits the 360 s
+#: budget on 2 cores by the CPU-s per chunk measured on parts (docs/tab-mia.md; the issue asks 32).
+SMALL_PER_SIDE = 18
 MEDIUM_PER_SIDE = 100
 PAPER = "Adult, 3 epochs, LLaMA-3.1-8B / Mistral-7B / Gemma-3-4B: best AUROC about 0.9 (abstract: up to 97 %)"
 
