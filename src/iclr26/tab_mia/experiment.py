@@ -5,9 +5,9 @@ first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-1
 fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
 :func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
 
-``small``: encodings ``line-sep`` and ``json``, 18 + 18 chunks, 3 epochs: the largest count whose longest job
-(json fine-tuning and scoring, about 17.3 CPU-s per member/non-member pair measured on parts) fits 6 minutes on
-2 cores (estimate, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
+``small``: encodings ``line-sep`` and ``json``, 18 + 18 chunks, 3 epochs: the largest count whose longest
+job (json fine-tuning and scoring, about 17.3 CPU-s per member/non-member pair measured on parts) fits 6
+minutes on 2 cores (estimate, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
 ``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
 
 Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
