@@ -147,3 +147,18 @@ def test_training_equals_training_with_the_models_loss(tiny, monkeypatch):
     ref = finetune_lora(tiny, TEXTS, epochs=2, lr=3e-3, warmup=2, seed=1)
     assert ours.train_losses == pytest.approx(ref.train_losses, rel=1e-5)
     torch.testing.assert_close(_params(ours), _params(ref), rtol=1e-4, atol=1e-6)
+
+
+def test_head_loss_leaves_other_architectures_to_their_own_loss(tiny, monkeypatch):
+    """An architecture that may scale or cap its logits after the output layer (here the tiny Llama
+    labelled as Cohere) gets the model's own loss, bit for bit."""
+    from iclr26.tab_mia import _lora
+
+    net, tok = tiny.model, tiny.tokenizer
+    ids, labels = _lora._pad([tok(TEXTS[0])["input_ids"], tok(TEXTS[1])["input_ids"]], 0, "cpu")
+    monkeypatch.setattr(net.config, "model_type", "cohere")
+    with torch.no_grad():
+        assert torch.equal(_lora.head_loss(net, ids, labels), net(input_ids=ids, labels=labels).loss)
+    monkeypatch.setattr(_lora, "_head_loss_function", lambda: pytest.fail("the chunked loss ran"))
+    with torch.no_grad():
+        _lora.head_loss(net, ids, labels)
