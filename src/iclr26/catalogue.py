@@ -187,9 +187,11 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "Membership inference attacks on LLMs fine-tuned on serialized tabular data.",
         budget_s=360.0,
-        budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU (2 encodings x 18 steps) and 12 attacks "
-        "scored with the base and the tuned model on 24 chunks per encoding; measured 1,326 CPU-s at "
-        "load 8-15 (4,294 s wall), so this budget is not met: see docs/tab-mia.md",
+        budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU and 12 attacks scored with the base and "
+        "the tuned model, 2 encodings x 18 + 18 chunks, 4 jobs in 2 single-thread workers; parts measured "
+        "at load 3-6: about 32 CPU-s per member/non-member pair in all, 17.3 on the longest job (json), so "
+        "18 + 18 is estimated at about 330 s wall (600 CPU-s) on 2 idle cores and 32 + 32 (the issue's) at "
+        "about 570 s; not yet measured end to end: see docs/tab-mia.md",
     ),
     _E(
         "mmevoke",

@@ -2,6 +2,7 @@ import pytest
 
 from iclr26.claims import Verdict
 from iclr26.runtime import RunContext
+from iclr26.tab_mia import experiment
 from iclr26.tab_mia.experiment import _auroc, _best_auroc, run
 
 
@@ -16,7 +17,8 @@ def test_auroc_helpers():
     assert _best_auroc(s, y) == pytest.approx(max(roc_auc_score(y, s[:, j]) for j in range(3)), abs=1e-12)
 
 
-def test_headline_runs_on_tiny_model(tmp_path):
+def test_headline_runs_on_tiny_model(tmp_path, monkeypatch):
+    monkeypatch.setattr(experiment, "SMALL_PER_SIDE", 6)
     ctx = RunContext("tab-mia", out_dir=tmp_path, model="tiny-random", show_progress=False)
     result = run(ctx)
     measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
@@ -24,3 +26,21 @@ def test_headline_runs_on_tiny_model(tmp_path):
     rows = result.tables["auroc"]
     assert {r["encoding"] for r in rows} == {"line-sep", "json"} and {r["epochs"] for r in rows} == {0, 3}
     assert (tmp_path / "auroc_encoding_attack.png").is_file()
+
+
+def test_forked_workers_give_the_serial_results(tmp_path, monkeypatch):
+    """The four jobs (2 encodings x base / fine-tuned) in two forked workers or in this process: the same
+    scores, AUROCs and training losses (every job seeds itself; one torch thread everywhere)."""
+    from iclr26.runtime import WORKERS_ENV
+
+    monkeypatch.setattr(experiment, "SMALL_PER_SIDE", 6)
+    results = {}
+    for workers in (1, 2):
+        monkeypatch.setenv(WORKERS_ENV, str(workers))
+        ctx = RunContext("tab-mia", out_dir=tmp_path / str(workers), model="tiny-random", show_progress=False)
+        results[workers] = experiment.run(ctx)
+    assert results[1].tables == results[2].tables
+    assert results[1].metrics == results[2].metrics
+    assert [(c.measured, c.interval) for c in results[1].claims] == [
+        (c.measured, c.interval) for c in results[2].claims
+    ]

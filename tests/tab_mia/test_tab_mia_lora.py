@@ -1,3 +1,5 @@
+import contextlib
+
 import numpy as np
 import pandas as pd
 import pytest
@@ -93,3 +95,70 @@ def test_bad_input(tiny):
             finetune_lora(tiny, TEXTS, **kwargs)
     with pytest.raises(ValueError, match="texts"):
         finetune_lora(tiny, [])
+
+
+def test_head_loss_equals_the_models_loss_and_gradients(tiny, monkeypatch):
+    """The chunked head loss (no batch x length x vocab logits) against ``model(..., labels=...).loss``:
+    same value and adapter gradients, with a LoRA head, dropout on, padding and a chunk boundary."""
+    from iclr26.tab_mia import _lora
+
+    monkeypatch.setattr(_lora, "HEAD_CHUNK", 16)
+    net, tok = tiny.model, tiny.tokenizer
+    flags, was_training = [p.requires_grad for p in net.parameters()], net.training
+    torch.manual_seed(0)
+    layers = _lora.attach(net, _lora.AUTHORS_TARGETS, 4, 8, 0.05)
+    try:
+        for layer in layers.values():
+            torch.nn.init.normal_(layer.B, std=0.02)
+        rows = [tok(TEXTS[0] * 3)["input_ids"], tok(TEXTS[1])["input_ids"]]
+        ids, labels = _lora._pad(rows, 0, "cpu")
+        params = [p for layer in layers.values() for p in (layer.A, layer.B)]
+        net.train()
+        out = []
+        for loss_fn in (
+            lambda: net(input_ids=ids, labels=labels).loss,
+            lambda: _lora.head_loss(net, ids, labels),
+        ):
+            torch.manual_seed(5)  # the same dropout draws
+            loss = loss_fn()
+            out.append((loss.detach(), torch.autograd.grad(loss, params)))
+        (ref, ref_grads), (ours, grads) = out
+        assert ids.shape[1] > 1 and _lora.HEAD_CHUNK < sum(map(len, rows))  # more than one chunk
+        torch.testing.assert_close(ours, ref, rtol=1e-5, atol=0)
+        for g, r in zip(grads, ref_grads, strict=True):
+            torch.testing.assert_close(g, r, rtol=1e-4, atol=1e-7)
+    finally:
+        _lora.detach(net, layers)
+        for p, flag in zip(net.parameters(), flags):
+            p.requires_grad_(flag)
+        net.train(was_training)
+
+
+def test_training_equals_training_with_the_models_loss(tiny, monkeypatch):
+    """Fine-tuning with the chunked head loss and the glibc heap setting gives the step losses and the
+    merged weights of fine-tuning through the model's own loss (the code before both changes)."""
+    from iclr26.tab_mia import _lora
+
+    ours = finetune_lora(tiny, TEXTS, epochs=2, lr=3e-3, warmup=2, seed=1)
+    monkeypatch.setattr(
+        _lora, "head_loss", lambda model, ids, labels: model(input_ids=ids, labels=labels).loss
+    )
+    monkeypatch.setattr(_lora, "_heap_without_holes", contextlib.nullcontext)
+    ref = finetune_lora(tiny, TEXTS, epochs=2, lr=3e-3, warmup=2, seed=1)
+    assert ours.train_losses == pytest.approx(ref.train_losses, rel=1e-5)
+    torch.testing.assert_close(_params(ours), _params(ref), rtol=1e-4, atol=1e-6)
+
+
+def test_head_loss_leaves_other_architectures_to_their_own_loss(tiny, monkeypatch):
+    """An architecture that may scale or cap its logits after the output layer (here the tiny Llama
+    labelled as Cohere) gets the model's own loss, bit for bit."""
+    from iclr26.tab_mia import _lora
+
+    net, tok = tiny.model, tiny.tokenizer
+    ids, labels = _lora._pad([tok(TEXTS[0])["input_ids"], tok(TEXTS[1])["input_ids"]], 0, "cpu")
+    monkeypatch.setattr(net.config, "model_type", "cohere")
+    with torch.no_grad():
+        assert torch.equal(_lora.head_loss(net, ids, labels), net(input_ids=ids, labels=labels).loss)
+    monkeypatch.setattr(_lora, "_head_loss_function", lambda: pytest.fail("the chunked loss ran"))
+    with torch.no_grad():
+        _lora.head_loss(net, ids, labels)

@@ -5,8 +5,9 @@ first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-1
 fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
 :func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
 
-``small``: encodings ``line-sep`` and ``json``, 12 + 12 chunks, 3 epochs (estimated to fit 6 CPU-minutes from
-single parts, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
+``small``: encodings ``line-sep`` and ``json``, 18 + 18 chunks, 3 epochs: the largest count whose longest
+job (json fine-tuning and scoring, about 17.3 CPU-s per member/non-member pair measured on parts) fits 6
+minutes on 2 cores (estimate, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
 ``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
 
 Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
@@ -21,12 +22,16 @@ import numpy as np
 import pandas as pd
 
 from ..claims import Claim, Result
-from ..runtime import RunContext
+from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
 from ..uncertainty import Estimate, bootstrap
 from . import ATTACKS, ENCODINGS, MEMBER_SIGN, lora_finetuned, make_benchmark, mia_metrics, mia_scores
 from .data import adult_table
 
 MODEL_OPTIONS = ("model", "batch_size")
+#: Members (= non-members) per encoding. ``small``: the largest count whose longest job fits the 360 s
+#: budget on 2 cores by the CPU-s per chunk measured on parts (docs/tab-mia.md; the issue asks 32).
+SMALL_PER_SIDE = 18
+MEDIUM_PER_SIDE = 100
 PAPER = "Adult, 3 epochs, LLaMA-3.1-8B / Mistral-7B / Gemma-3-4B: best AUROC about 0.9 (abstract: up to 97 %)"
 
 
@@ -61,17 +66,36 @@ def _paired(sa: np.ndarray, sb: np.ndarray, labels: np.ndarray, seed: int) -> Es
     )
 
 
-def _run_encoding(ctx, model, table, encoding, n_chunks, epochs_list, batch_size):
+def _job(model, table, n_chunks, batch_size, seed, job):
+    """One independent part of the run: ``(encoding, 0)`` scores the texts with the base model,
+    ``(encoding, epochs)`` trains adapters on the members (on the base weights themselves, removed on
+    exit: no copy) and scores with them. Returns ``(scores, step losses or None)``."""
+    encoding, epochs = job
     bench = make_benchmark(table.iloc[: 2 * n_chunks], 2, encoding, seed=42)
     texts, labels = bench.input.tolist(), bench.label.to_numpy()
-    out = {"labels": labels, "scores": {0: mia_scores(model, texts, batch_size=batch_size)}}
+    if epochs == 0:
+        return mia_scores(model, texts, batch_size=batch_size), None
     members = [t for t, y in zip(texts, labels) if y == 1]
-    for epochs in epochs_list:
-        # adapters trained on the base model itself, removed on exit: no copy of the base weights
-        with lora_finetuned(model, members, epochs=epochs, seed=ctx.seed) as tuned:
-            out["scores"][epochs] = mia_scores(tuned, texts, batch_size=batch_size)
-            out[f"loss_{epochs}"] = tuned.train_losses
-    return out
+    with lora_finetuned(model, members, epochs=epochs, seed=seed) as tuned:
+        return mia_scores(tuned, texts, batch_size=batch_size), [float(x) for x in tuned.train_losses]
+
+
+def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, batch_size, workers):
+    """Every (encoding, epochs) job in ``workers`` forked single-thread processes (fine-tuning jobs, the
+    longest, first); each job's seed is fixed, so the results do not depend on ``workers``."""
+    jobs = [(e, k) for k in epochs_list for e in encodings] + [(e, 0) for e in encodings]
+    done = fork_map(
+        lambda job: _job(model, table, n_chunks, batch_size, ctx.seed, job),
+        jobs, workers=workers, progress=lambda it: ctx.progress(it, total=len(jobs), desc="jobs"),
+    )  # fmt: skip
+    runs = {}
+    for (encoding, epochs), (scores, losses) in zip(jobs, done, strict=True):
+        bench = make_benchmark(table.iloc[: 2 * n_chunks], 2, encoding, seed=42)
+        r = runs.setdefault(encoding, {"labels": bench.label.to_numpy(), "scores": {}})
+        r["scores"][epochs] = scores
+        if losses is not None:
+            r[f"loss_{epochs}"] = losses
+    return {e: runs[e] for e in encodings}
 
 
 def _heatmap(ctx, table: pd.DataFrame) -> None:
@@ -96,14 +120,12 @@ def _heatmap(ctx, table: pd.DataFrame) -> None:
 def run(ctx: RunContext) -> Result:
     small = ctx.small
     encodings = ("line-sep", "json") if small else ENCODINGS
-    n_chunks = 24 if small else 200
+    n_chunks = 2 * (SMALL_PER_SIDE if small else MEDIUM_PER_SIDE)
     epochs_list = (3,) if small else (1, 3)
     batch_size = ctx.batch_size or 4
+    set_torch_threads()  # one thread, as every forked worker: the same results with 1 or 2 workers
     model = ctx.load_model(default="embedded")
-    table = adult_table()
-    runs = {}
-    for enc in ctx.progress(encodings, total=len(encodings), desc="encodings"):
-        runs[enc] = _run_encoding(ctx, model, table, enc, n_chunks, epochs_list, batch_size)
+    runs = _run_jobs(ctx, model, adult_table(), encodings, n_chunks, epochs_list, batch_size, worker_count())
 
     scale = f"{model.name}, Adult, 2-row chunks, {n_chunks // 2} + {n_chunks // 2} chunks, seed {ctx.seed}"
     rows, claims = [], []
