@@ -124,8 +124,9 @@ def _curves(
 
     Every (problem, method, seed) run is one job for :func:`~iclr26.runtime.fork_map` workers of one
     torch thread each (``$ICLR26_WORKERS``; a run is seeded, so the curves do not depend on the worker
-    count). A finished run is saved under ``out_dir/_runs``, named by a hash of everything that
-    defines it, so an interrupted run resumes with the runs still missing.
+    count). A finished run is saved under ``out_dir/_runs``, named by a hash of its recipe (problem,
+    method, seed, rounds and the BO settings, not the code: clear the folder after changing the code),
+    so an interrupted run resumes with the runs still missing.
     """
     specs = {p: _problem(p) for p in problems}
     jobs = [(p, m, ctx.seed * 1000 + s) for p in problems for m in methods for s in range(seeds)]
