@@ -190,8 +190,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU and 12 attacks scored with the base and "
         "the tuned model, 2 encodings x 18 + 18 chunks, 4 jobs in 2 single-thread workers; parts measured "
         "at load 3-6: about 32 CPU-s per member/non-member pair in all, 17.3 on the longest job (json), so "
-        "18 + 18 is estimated at about 330 s wall (600 CPU-s) on 2 idle cores and 32 + 32 (the issue's) at "
-        "about 570 s; not yet measured end to end: see docs/tab-mia.md",
+        "18 + 18 was estimated at about 330 s wall and took 333.5 s (584 CPU-s) on 2 idle cores; 32 + 32 "
+        "(the issue's) is estimated at about 570 s: see docs/tab-mia.md",
     ),
     _E(
         "mmevoke",
@@ -374,8 +374,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "LLM preference-guided Bayesian optimization with a region-lifted surrogate mean.",
         budget_s=150.0,
         budget_reason="the issue's small: 5 BO methods x 3 problems (ackley, levy, HPLC) x 5 seeds x 15 "
-        "rounds, each round a GP fit and a qLogEI optimisation; 266 CPU-s measured serially, run in two "
-        "single-thread workers",
+        "rounds, each round a GP fit and a qLogEI optimisation; 266 CPU-s measured serially, 127 s wall in "
+        "two single-thread workers on 2 idle cores",
     ),
     _E(
         "pta-cad",
