@@ -66,12 +66,10 @@ def _paired(sa: np.ndarray, sb: np.ndarray, labels: np.ndarray, seed: int) -> Es
     )
 
 
-def _job(model, table, n_chunks, batch_size, seed, job):
-    """One independent part of the run: ``(encoding, 0)`` scores the texts with the base model,
-    ``(encoding, epochs)`` trains adapters on the members (on the base weights themselves, removed on
-    exit: no copy) and scores with them. Returns ``(scores, step losses or None)``."""
-    encoding, epochs = job
-    bench = make_benchmark(table.iloc[: 2 * n_chunks], 2, encoding, seed=42)
+def _job(model, bench: pd.DataFrame, epochs: int, batch_size: int, seed: int):
+    """One independent part of the run on one encoding's benchmark: ``epochs == 0`` scores the texts
+    with the base model, ``epochs > 0`` trains adapters on the members (on the base weights themselves,
+    removed on exit: no copy) and scores with them. Returns ``(scores, step losses or None)``."""
     texts, labels = bench.input.tolist(), bench.label.to_numpy()
     if epochs == 0:
         return mia_scores(model, texts, batch_size=batch_size), None
@@ -82,20 +80,20 @@ def _job(model, table, n_chunks, batch_size, seed, job):
 
 def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, batch_size, workers):
     """Every (encoding, epochs) job in ``workers`` forked single-thread processes (fine-tuning jobs, the
-    longest, first); each job's seed is fixed, so the results do not depend on ``workers``."""
+    longest, first); each job's seed is fixed, so the results do not depend on ``workers``. Each
+    encoding's benchmark is built once, here, and inherited by the workers."""
+    benches = {e: make_benchmark(table.iloc[: 2 * n_chunks], 2, e, seed=42) for e in encodings}
     jobs = [(e, k) for k in epochs_list for e in encodings] + [(e, 0) for e in encodings]
     done = fork_map(
-        lambda job: _job(model, table, n_chunks, batch_size, ctx.seed, job),
+        lambda job: _job(model, benches[job[0]], job[1], batch_size, ctx.seed),
         jobs, workers=workers, progress=lambda it: ctx.progress(it, total=len(jobs), desc="jobs"),
     )  # fmt: skip
-    runs = {}
+    runs = {e: {"labels": bench.label.to_numpy(), "scores": {}} for e, bench in benches.items()}
     for (encoding, epochs), (scores, losses) in zip(jobs, done, strict=True):
-        bench = make_benchmark(table.iloc[: 2 * n_chunks], 2, encoding, seed=42)
-        r = runs.setdefault(encoding, {"labels": bench.label.to_numpy(), "scores": {}})
-        r["scores"][epochs] = scores
+        runs[encoding]["scores"][epochs] = scores
         if losses is not None:
-            r[f"loss_{epochs}"] = losses
-    return {e: runs[e] for e in encodings}
+            runs[encoding][f"loss_{epochs}"] = losses
+    return runs
 
 
 def _heatmap(ctx, table: pd.DataFrame) -> None:
