@@ -18,6 +18,7 @@ gradients up to float rounding (tested), the same dropout draws.
 from __future__ import annotations
 
 import copy
+import functools
 import math
 from collections.abc import Sequence
 from contextlib import contextmanager
@@ -76,6 +77,7 @@ HEAD_CHUNK = 256
 PLAIN_HEAD_MODELS = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 
 
+@functools.cache  # one class for the process, not one per training step
 def _head_loss_function():
     torch = _torch()
 
