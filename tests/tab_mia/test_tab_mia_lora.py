@@ -95,6 +95,9 @@ def test_bad_input(tiny):
             finetune_lora(tiny, TEXTS, **kwargs)
     with pytest.raises(ValueError, match="texts"):
         finetune_lora(tiny, [])
+    short = next(c for c in "abcdefgh" if len(tiny.tokenizer(c)["input_ids"]) < 2)
+    with pytest.raises(ValueError, match=r"texts\[1\] has 1 token"):  # was a NaN loss
+        finetune_lora(tiny, [TEXTS[0], short])
 
 
 def test_head_loss_equals_the_models_loss_and_gradients(tiny, monkeypatch):

@@ -276,6 +276,9 @@ def fit(
     params = [p for layer in layers.values() for p in (layer.A, layer.B)]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
     ids = [list(tokenizer(t, truncation=True, max_length=max_length)["input_ids"]) for t in texts]
+    for i, row in enumerate(ids):
+        if len(row) < 2:  # no next token to predict: a batch of such texts has a NaN loss
+            raise ValueError(f"texts[{i}] has {len(row)} token(s); fine-tuning needs at least 2")
     pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
     plan = _batches(ids, batch_size, epochs, seed)
     device = next(model.parameters()).device
