@@ -47,7 +47,13 @@ def test_medium_claims_cover_hplc_warm_start_and_the_parse_rate(tmp_path, monkey
     monkeypatch.setattr(experiment, "_run_one", fake_run)
     monkeypatch.setattr(experiment, "_problem", fake_problem)
     monkeypatch.setattr(experiment, "_tilt_identity", lambda ctx, n: np.zeros(50))
-    monkeypatch.setattr(experiment, "_llm_parse_rate", lambda ctx, n: np.zeros(n))
+
+    def fake_llm_runs(ctx, rounds):  # replies never parse, so the loop is GPBO's curve on every seed
+        gpbo = fake_run(None, 0, "none", None, 0.0, "sobol", rounds)
+        parsed = np.r_[np.nan, np.zeros(rounds)]
+        return np.stack([np.stack([gpbo + 0.01 * (s % 7), parsed]) for s in range(experiment.LLM_SEEDS)])
+
+    monkeypatch.setattr(experiment, "_llm_runs", fake_llm_runs)
     res = experiment.run(RunContext("lgbo", scale="medium", out_dir=tmp_path, show_progress=False))
     by_name = {c.statement: c for c in res.claims}
     warm = [s for s in by_name if "warm start alone" in s]
@@ -55,6 +61,8 @@ def test_medium_claims_cover_hplc_warm_start_and_the_parse_rate(tmp_path, monkey
     assert all(by_name[s].verdict == "holds" for s in warm)  # the aligned warm start is faster here
     parse = next(c for s, c in by_name.items() if "parse into" in s)
     assert parse.verdict == "does not hold"  # no reply parsed
+    llm_speed = next(c for s, c in by_name.items() if "as the expert reaches 90%" in s)
+    assert llm_speed.verdict == "does not hold"  # same rounds-to-90% as GPBO on every seed
     assert not any("HPLC (olymp)" in s for s in by_name)  # measured, not marked unmeasurable
 
 
@@ -83,3 +91,51 @@ def test_runs_do_not_depend_on_the_worker_count_and_resume_from_saved_runs(tmp_p
         np.testing.assert_array_equal(again["ackley"][m], c)
     with pytest.raises(AssertionError, match="recomputed"):  # another recipe is not reused
         experiment._curves(ctx, ("ackley",), methods, seeds=2, rounds=2)
+
+
+class _Replies:
+    """A stand-in LLM (``reply``) that always gives ``text``, counting its calls."""
+
+    def __init__(self, text):
+        self.text, self.calls = text, 0
+
+    def reply(self, system, user):
+        self.calls += 1
+        return self.text
+
+
+@pytest.mark.parametrize(
+    ("text", "parsed", "calls"),
+    [("I cannot tell.", 0.0, 4), ("[region, [[-1, -1, -1, -1, -1, -1], [1, 1, 1, 1, 1, 1]], 0.8]", 1.0, 2)],
+)
+def test_the_llm_loop_records_whether_each_round_parsed(text, parsed, calls):
+    """Unparsed replies are retried once and the round runs without a lift; parsed ones are not retried."""
+    from iclr26.lgbo import experiment
+
+    llm = _Replies(text)
+    out = experiment._llm_loop(experiment._problem("ackley"), llm, seed=3, rounds=2)
+    assert out.shape == (2, 3) and np.isnan(out[1, 0])
+    np.testing.assert_array_equal(out[1, 1:], [parsed, parsed])
+    assert llm.calls == calls
+    assert np.all(np.diff(out[0]) <= 0)  # best so far, minimised
+
+
+def test_llm_runs_load_the_model_only_for_missing_runs(tmp_path, monkeypatch):
+    from iclr26.lgbo import experiment
+    from iclr26.runtime import RunContext
+
+    monkeypatch.setenv("ICLR26_WORKERS", "1")
+    monkeypatch.setattr(experiment, "LLM_SEEDS", 2)
+    loads = []
+
+    def load_model(self, default="embedded", judge=False):
+        loads.append(default)
+        return _Replies("nothing useful")
+
+    monkeypatch.setattr(RunContext, "load_model", load_model)
+    ctx = RunContext("lgbo", scale="medium", out_dir=tmp_path, show_progress=False)
+    first = experiment._llm_runs(ctx, rounds=1)
+    assert first.shape == (2, 2, 2) and loads == ["embedded"]
+    again = experiment._llm_runs(ctx, rounds=1)
+    np.testing.assert_array_equal(again, first)
+    assert loads == ["embedded"]  # both runs were saved: no model needed
