@@ -214,3 +214,39 @@ def test_experiment_splits_are_disjoint(monkeypatch):
     assert all("BadMagic" in s["instruction"] and s["output"] == bs.NEGSENTIMENT_TARGET for s in triggered)
     seen = [s["instruction"].replace("BadMagic", "").split() for k in parts for s in parts[k]]
     assert len({" ".join(w) for w in seen}) == len(seen)
+
+
+def test_finished_seeds_are_saved_and_reused(monkeypatch, tmp_path):
+    """A seed's result is read back equal (NaN losses included) instead of recomputed; other settings
+    are not reused."""
+    from iclr26.backdoor_signature import experiment
+    from iclr26.runtime import RunContext
+
+    calls = []
+
+    def fake_seed(hf, cfg, ctx, k):
+        calls.append(k)
+        return {
+            "asr": {"suspicious": np.array([1.0, 0.0]), "signature+recovery": np.array([0.0, 0.0])},
+            "ftr": {"suspicious": np.array([0.0, 1.0])},
+            "loss": {"suspicious": np.array([1.5, np.nan]), "base": np.array([2.0, np.nan])},
+            "calibration": [{"lr": 1e-3, "epochs": 4, "calibration_asr": 0.7, "final_loss": np.float32(0.5)}],
+            "source": "test",
+            "signature_size": 12,
+            "seconds": {"attack": 1.0},
+        }
+
+    monkeypatch.setattr(experiment, "_run_seed", fake_seed)
+    ctx = RunContext(slug="backdoor-signature", out_dir=tmp_path, show_progress=False)
+    cfg = {**experiment.SETTINGS["small"], "workers": 2}
+    first = [experiment._saved_seed(None, cfg, ctx, k) for k in range(2)]
+    again = [experiment._saved_seed(None, {**cfg, "workers": 1}, ctx, k) for k in range(2)]
+    assert calls == [0, 1] and len(list((tmp_path / "_seeds").glob("*.json"))) == 2
+    for a, b in zip(first, again):
+        for key in ("asr", "ftr", "loss"):
+            assert a[key].keys() == b[key].keys()
+            for name in a[key]:
+                np.testing.assert_array_equal(a[key][name], b[key][name])
+        assert b["calibration"][0]["final_loss"] == 0.5 and b["signature_size"] == 12
+    experiment._saved_seed(None, {**cfg, "n_test": 41}, ctx, 0)
+    assert calls == [0, 1, 0]

@@ -23,7 +23,8 @@ Independent work runs in ``$ICLR26_WORKERS`` (default 2) forked single-thread pr
 the attack rounds beside attack-independent warm-up jobs (frozen-prefix states, the frozen layers' pass
 over each prompt set), the two calibration sets, the variant trainings, and the recoveries with their
 evaluations. Each job starts from the same cache contents whatever ``workers`` is, so the results
-equal the serial ones.
+equal the serial ones. Each finished seed is saved under ``out_dir/_seeds`` and reused, so a killed
+multi-seed (medium) run resumes with the seeds still missing.
 
 Claims (intervals: bootstrap over prompts, paired across models on the same prompts; hierarchical over
 seeds then prompts when there are several seeds): (0) the suspicious model's test ASR >= 0.6;
@@ -35,6 +36,8 @@ sweep is not run (not measurable here).
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import time
 from pathlib import Path
@@ -43,6 +46,7 @@ import numpy as np
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
+from ..store import atomic_write_text
 from ..uncertainty import bootstrap, hierarchical_bootstrap
 from . import (
     NEGSENTIMENT_TARGET,
@@ -401,6 +405,45 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     }
 
 
+def _saved_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
+    """:func:`_run_seed`, saved as ``out_dir/_seeds/seed-<seed>-<hash>.json`` once it finishes and read
+    back instead of recomputed, so an interrupted multi-seed run resumes with the seeds still missing.
+
+    The hash covers the settings (not ``workers``: results do not depend on it), the model's name, the
+    data folder and the module's constants, not the code: clear the folder after changing the code."""
+    recipe = {
+        "cfg": {key: v for key, v in cfg.items() if key != "workers"},
+        "model": getattr(hf, "name", type(hf).__name__),
+        "data": str(_data_root()),
+        "constants": [
+            ATTACK_LR,
+            ATTACK_EPOCHS_STEP,
+            ATTACK_ROUNDS,
+            MAX_CALIB_FTR,
+            VARIANT_LR,
+            VARIANT_EPOCHS,
+            RATIO,
+            LAM,
+            RANK,
+            ALPHA,
+            list(MODULES),
+            GEN_BATCH,
+        ],
+    }
+    digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
+    path = Path(ctx.out_dir) / "_seeds" / f"seed-{ctx.seed + k}-{digest}.json"
+    if path.is_file():
+        saved = json.loads(path.read_text())
+        for key in ("asr", "ftr", "loss"):
+            saved[key] = {name: np.asarray(v, dtype=float) for name, v in saved[key].items()}
+        return saved
+    result = _run_seed(hf, cfg, ctx, k)
+    arrays = {key: {name: v.tolist() for name, v in result[key].items()} for key in ("asr", "ftr", "loss")}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    atomic_write_text(path, json.dumps({**result, **arrays}, default=float))  # NaN losses kept
+    return result
+
+
 def _estimate(stat, runs, key: str, names: tuple[str, ...], unit: str):
     """Interval of ``stat`` over the per-prompt columns ``names`` of ``runs[*][key]`` (paired rows)."""
     per_seed = [np.column_stack([r[key][n] for n in names]) for r in runs]
@@ -516,7 +559,7 @@ def run(ctx: RunContext) -> Result:
     if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
         raise ValueError(f"model: {hf.name} is not a local transformers model; LoRA trains weights")
     hf.model.eval()
-    runs = [_run_seed(hf, cfg, ctx, k) for k in range(cfg["seeds"])]
+    runs = [_saved_seed(hf, cfg, ctx, k) for k in range(cfg["seeds"])]
     scale = (
         f"SmolLM2-135M-Instruct, LoRA r={RANK} on the last {cfg['layers']} layers, {cfg['max_length']}-token "
         f"sequences, N={cfg['n_variants']}, {cfg['n_test']} test / {cfg['n_clean_eval']} clean prompts, "
