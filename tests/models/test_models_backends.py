@@ -60,6 +60,40 @@ def test_shared_prefix_is_computed_once_with_the_same_outputs(tiny):
         assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
 
 
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_reusing_prompts_runs_only_new_tokens_with_the_same_outputs(tiny, monkeypatch, temperature):
+    """A prompt grown from the last one (retries with a growing suffix) reuses its KV cache: each call
+    runs only the added tokens, and outputs equal those of calls without reuse."""
+    system = {"role": "system", "content": "You judge. Reply with one digit."}
+    text, prompts = "Story " * 20, []
+    for r in range(5):
+        text += " Answer with ONE number." * (r + 1)
+        prompts.append([system, {"role": "user", "content": text}])
+    cfg = GenerationConfig(max_new_tokens=6, temperature=temperature, seed=4)
+    plain = [tiny.generate([p], cfg)[0] for p in prompts]
+    run, ran = tiny.model.forward, []
+
+    def counting(*args, **kwargs):
+        ran.append(kwargs["input_ids"].shape[1])
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(tiny.model, "forward", counting)
+    with tiny.reusing_prompts():
+        reused = [tiny.generate([p], cfg)[0] for p in prompts]
+        with pytest.raises(RuntimeError, match="nested"), tiny.reusing_prompts():
+            pass
+        assert len(tiny._kept) == 1 and tiny._kept[0][1].get_seq_length() == len(tiny.encode(prompts[-1])) - 1
+    assert tiny._kept is None  # dropped on exit
+    for a, b in zip(plain, reused):
+        assert a.text == b.text and a.tokens == b.tokens
+        assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
+    lengths = [len(tiny.encode(p)) for p in prompts]
+    assert sum(ran) < sum(lengths) / 2  # each grown prompt ran its new tokens only
+    assert ran[0] == lengths[0] - 1  # the first prompt (all but its last token) in one pass
+    with pytest.raises(ValueError, match="entries"), tiny.reusing_prompts(entries=0):
+        pass
+
+
 @pytest.mark.parametrize("shared", [False, True])
 def test_retiring_greedy_equals_transformers_generate(tiny, monkeypatch, shared):
     """Rows that emit EOS leave the batch (and its KV cache) early: outputs, finish reasons and

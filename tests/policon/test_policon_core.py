@@ -358,3 +358,34 @@ def test_embedding_judge_with_a_fake_encoder():
     assert all(0 <= s <= 9 for r in out.rows for s in r["scores"].values())
     with pytest.raises(ValueError, match="at least 2"):
         EmbeddingJudge(enc).calibrate(tasks[:1])
+
+
+def test_model_judge_asking_one_party_at_a_time_gives_the_batched_replies(tmp_path, monkeypatch):
+    """With a local model each party is asked alone, its retries reusing the KV cache of its earlier
+    prompts: the replies equal those of the batched order asking one prompt per call, and only the
+    tokens each grown prompt adds are run."""
+    from iclr26.models._tiny import tiny_random_model
+
+    tasks = [{**_task(), "id": i} for i in range(2)]
+    pairs = [(t, f"Resolution {i}: the Parliament acts.") for i, t in enumerate(tasks)]
+    model = tiny_random_model(0)
+    model.context_length = 4096
+    judge = ModelJudge(model, max_retries=3, batch_size=1)
+    assert judge.one_party_at_a_time and not ModelJudge(model, max_retries=0).one_party_at_a_time
+    run = model.model.forward
+    lengths: list[int] = []
+
+    def counting(*args, **kwargs):
+        ids = kwargs.get("input_ids")
+        lengths.append(0 if ids is None else ids.shape[1])
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(model.model, "forward", counting)
+    alone = judge.judge(pairs, log=SampleLog(tmp_path / "alone.sqlite"), seed=3)
+    ran_alone = sum(lengths)
+    lengths.clear()
+    monkeypatch.setattr(ModelJudge, "one_party_at_a_time", property(lambda self: False))
+    batched = judge.judge(pairs, log=SampleLog(tmp_path / "batched.sqlite"), seed=3)
+    assert alone == batched
+    assert any(len(r) > 2 for o in alone for r in o["replies"].values())  # retries with grown prompts
+    assert ran_alone < 0.6 * sum(lengths)
