@@ -381,7 +381,15 @@ def test_model_judge_asking_one_party_at_a_time_gives_the_batched_replies(tmp_pa
         return run(*args, **kwargs)
 
     monkeypatch.setattr(model.model, "forward", counting)
+    generate, seeds = model.generate, set()
+
+    def seen(prompts, config):
+        seeds.add((round(config.temperature * 10), config.seed))
+        return generate(prompts, config)
+
+    monkeypatch.setattr(model, "generate", seen)
     alone = judge.judge(pairs, log=SampleLog(tmp_path / "alone.sqlite"), seed=3)
+    assert len(seeds) > 2 and all(s == 3 + k for k, s in seeds)  # attempt k samples with seed + k
     ran_alone = sum(lengths)
     lengths.clear()
     monkeypatch.setattr(ModelJudge, "one_party_at_a_time", property(lambda self: False))

@@ -178,7 +178,12 @@ class ModelJudge:
             if not pending:
                 break
             texts = self._ask(
-                [chats[j][attempt] for j in pending], [groups[j] for j in pending], temp, seed, slog, progress
+                [chats[j][attempt] for j in pending],
+                [groups[j] for j in pending],
+                temp,
+                seed + attempt,
+                slog,
+                progress,
             )
             for j, text in zip(pending, texts):
                 replies[j].append(text)
@@ -188,7 +193,10 @@ class ModelJudge:
     def _party_major(self, chats: list[list[list[dict[str, str]]]], temps, groups, seed, slog, progress):
         """Each item asked alone until a reply parses, one draft's parties per job, the model reusing
         the KV cache of the item's previous prompt (and of the previous party's, for the shared text)."""
-        configs = [GenerationConfig(max_new_tokens=JUDGE_MAX_TOKENS, temperature=t, seed=seed) for t in temps]
+        configs = [
+            GenerationConfig(max_new_tokens=JUDGE_MAX_TOKENS, temperature=t, seed=seed + attempt)
+            for attempt, t in enumerate(temps)
+        ]
         keys = [[judge_key(self.identity, c, cfg) for c, cfg in zip(item, configs)] for item in chats]
         done = slog.get_many(k for ks in keys for k in ks) if slog is not None else {}
         known = {k: r["output"]["text"] for k, r in done.items()}
@@ -245,7 +253,8 @@ class ModelJudge:
 
         Returns per pair ``{"scores": {party: 0-9}, "fallback": {party: bool}, "replies": {party:
         [raw replies]}}``; a party whose replies all failed to parse gets :data:`FALLBACK_SCORE` and
-        ``fallback=True``, as in the authors' code.
+        ``fallback=True``, as in the authors' code. Attempt ``k`` samples with seed ``seed + k``: the
+        retries draw afresh, as the authors' API calls do (one seed for all would repeat its draws).
         """
         progress = progress or (lambda it, **_: it)
         items = [(i, p) for i, (task, _) in enumerate(pairs) for p in _parties(task)]
