@@ -262,7 +262,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "policon",
         "LLM evaluation",
-        "partial",
+        "implemented",
         "Drafting consensus resolutions from divergent party positions under different voting rules.",
         budget_s=120.0,
         budget_reason="loads SmolLM2 and MiniLM, drafts 10 resolutions from ~1,000-token prompts and judges "
