@@ -116,7 +116,7 @@ class ModelJudge:
         """Whether :meth:`judge` asks each party alone, reusing its earlier prompts' KV cache."""
         return self.max_retries > 0 and hasattr(self.model, "reusing_prompts")
 
-    def _record(self, key: str, i: int, prompt, config: GenerationConfig, seed: int, out, batch: int) -> dict:
+    def _record(self, key: str, i: int, prompt, config: GenerationConfig, out, batch: int) -> dict:
         return {
             "key": key,
             "task": "policon-judge",
@@ -125,7 +125,7 @@ class ModelJudge:
             "model": self.identity,
             "model_name": self.name,
             "config": config.to_dict(),
-            "seed": seed,
+            "seed": config.seed,
             "prompt": prompt,
             "output": out.to_dict(),
             "parsed": parse_judge(out.text),
@@ -155,7 +155,7 @@ class ModelJudge:
             recs = []
             for i, out in zip(batches[b], outs):
                 texts[keys[i]] = out.text
-                recs.append(self._record(keys[i], i, prompts[i], config, seed, out, self.batch_size))
+                recs.append(self._record(keys[i], i, prompts[i], config, out, self.batch_size))
             if slog is not None:
                 slog.append(recs)
 
@@ -226,9 +226,7 @@ class ModelJudge:
                     replies[j].append(reply)
                     continue
                 replies[j].append(reply.text)
-                recs.append(
-                    self._record(keys[j][attempt], j, chats[j][attempt], configs[attempt], seed, reply, 1)
-                )
+                recs.append(self._record(keys[j][attempt], j, chats[j][attempt], configs[attempt], reply, 1))
             if slog is not None:
                 slog.append(recs)
 
