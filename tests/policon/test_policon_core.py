@@ -405,3 +405,26 @@ def test_model_judge_asking_one_party_at_a_time_gives_the_batched_replies(tmp_pa
         assert len(rows) > 4 and all(s == 3 + round(10 * c["temperature"]) for s, c in rows)
         assert all(c["seed"] in (None, s) for s, c in rows)  # None: greedy configs hash without a seed
     assert ran_alone < 0.6 * sum(lengths)
+
+
+@pytest.mark.parametrize(
+    "pairs, match",
+    [
+        ([({"bad": 1}, "R")], r"pairs\[0\]\[0\]"),
+        ([(_task(), 3.0)], r"pairs\[0\]\[1\] \(the resolution\) must be a string"),
+        ([_task()], r"pairs\[0\] must be a \(task, resolution\) pair"),
+        ("R", "pairs must be a sequence"),
+        ({"task": "R"}, "pairs must be a sequence"),
+    ],
+)
+def test_every_judge_names_a_bad_pair(pairs, match):
+    """Malformed judge input is refused at the boundary, naming the pair, by each judge."""
+
+    def enc(texts):
+        return np.ones((len(texts), 3))
+
+    embedding = EmbeddingJudge(enc)
+    embedding.coef = (1.0, 1.0)
+    for judge in (OracleJudge(), ModelJudge(ScriptedModel(lambda p: "5")), embedding):
+        with pytest.raises(ValueError, match=match):
+            judge.judge(pairs)

@@ -122,6 +122,22 @@ def check_task(rec: Any, where: str = "task") -> dict[str, Any]:
     return dict(rec)
 
 
+def check_pairs(pairs: Any) -> list[tuple[dict[str, Any], str]]:
+    """A judge's input checked: a sequence of ``(task, resolution)`` pairs, each task as
+    :func:`check_task` and each resolution a string."""
+    if isinstance(pairs, str | bytes | Mapping) or not hasattr(pairs, "__len__"):
+        raise ValueError(f"pairs must be a sequence of (task, resolution) pairs, got {type(pairs).__name__}")
+    out = []
+    for i, pair in enumerate(pairs):
+        if not isinstance(pair, tuple | list) or len(pair) != 2:
+            raise ValueError(f"pairs[{i}] must be a (task, resolution) pair, got {type(pair).__name__}")
+        task, text = pair
+        if not isinstance(text, str):
+            raise ValueError(f"pairs[{i}][1] (the resolution) must be a string, got {type(text).__name__}")
+        out.append((check_task(task, f"pairs[{i}][0]"), text))
+    return out
+
+
 def _read(path: Path) -> list[Any]:
     with open(path, encoding="utf-8") as f:
         data = json.load(f)

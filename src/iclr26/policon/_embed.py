@@ -10,6 +10,7 @@ from typing import Any
 import numpy as np
 
 from ..models import load_minilm
+from ._data import check_pairs
 
 
 class EmbeddingJudge:
@@ -70,6 +71,7 @@ class EmbeddingJudge:
         """Per pair ``{"scores": {party: 0-9}, "fallback": {party: False}, "replies": {party: [cos]}}``."""
         if self.coef is None:
             raise ValueError("call calibrate(tasks) before judging")
+        pairs = check_pairs(pairs)
         a, b = self.coef
         out = []
         for (task, _), sim in zip(pairs, self.similarity(pairs)):

@@ -26,7 +26,7 @@ from ..evaluation.judge import judge_key
 from ..models import GenerationConfig, LanguageModel
 from ..runtime import fork_map
 from ..validation import check_in, check_int
-from ._data import GOALS, check_task
+from ._data import GOALS, check_pairs, check_task
 from ._embed import EmbeddingJudge
 from ._prompts import (
     FALLBACK_SCORE,
@@ -59,6 +59,7 @@ class OracleJudge:
         """``[(task, resolution)]`` -> per pair ``{"scores": {party: choice}, "fallback": {party: False},
         "replies": {party: []}}``."""
         out = []
+        pairs = check_pairs(pairs)
         for i, (task, text) in enumerate(pairs):
             if text != task["resolution"]:
                 raise ValueError(f"pairs[{i}]: the oracle judge scores only the adopted resolution")
@@ -255,6 +256,7 @@ class ModelJudge:
         retries draw afresh, as the authors' API calls do (one seed for all would repeat its draws).
         """
         progress = progress or (lambda it, **_: it)
+        pairs = check_pairs(pairs)
         items = [(i, p) for i, (task, _) in enumerate(pairs) for p in _parties(task)]
         schedules = [
             retry_schedule(judge_prompt(pairs[i][0], p, pairs[i][1]), self.max_retries + 1) for i, p in items
