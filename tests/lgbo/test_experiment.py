@@ -139,3 +139,34 @@ def test_llm_runs_load_the_model_only_for_missing_runs(tmp_path, monkeypatch):
     again = experiment._llm_runs(ctx, rounds=1)
     np.testing.assert_array_equal(again, first)
     assert loads == ["embedded"]  # both runs were saved: no model needed
+
+
+def test_the_llm_loop_reuses_a_local_models_prompt_cache_with_the_same_replies(monkeypatch):
+    """With a local model each prompt runs inside ``reusing_prompts``; the replies equal plain calls."""
+    from iclr26.lgbo import experiment
+    from iclr26.models import tiny_random_model
+
+    monkeypatch.setattr(experiment, "D", 2)  # prompts within the tiny model's 2,048 tokens
+
+    model = tiny_random_model(seed=1)
+    calls = []
+
+    def recording(generate):
+        def run(prompts, config):
+            out = generate(prompts, config)
+            calls.append((model._kept is not None, out[0].text))
+            return out
+
+        return run
+
+    class Plain:  # the same model without reusing_prompts
+        generate = staticmethod(recording(model.generate))
+
+    spec = experiment._problem("ackley")
+    plain = experiment._llm_loop(spec, Plain(), seed=3, rounds=2)
+    model.generate = recording(model.generate)
+    reused = experiment._llm_loop(spec, model, seed=3, rounds=2)
+    half = len(calls) // 2
+    assert half == 4 and [c[0] for c in calls] == [False] * half + [True] * half
+    assert [c[1] for c in calls[:half]] == [c[1] for c in calls[half:]]
+    np.testing.assert_array_equal(plain, reused)
