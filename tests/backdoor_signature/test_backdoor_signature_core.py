@@ -96,6 +96,26 @@ def test_zero_channel_scores_zero_and_missing_module_kept(gen):
     assert "base_model.model.model.layers.1.mlp.gate_proj" not in scores
 
 
+def test_magnitude_scores_are_one_variants_channel_norms(gen):
+    """N = 1: Eq. 2's first term alone (rows of gate/up, columns of down), every module scored."""
+    delta = random_deltas(gen, n=2)[1]  # the variant missing two modules
+    scores = bs.magnitude_scores(delta)
+    assert set(scores) == {k for k in delta if "mlp" in k}
+    gate, down = (
+        "base_model.model.model.layers.0.mlp.gate_proj",
+        "base_model.model.model.layers.0.mlp.down_proj",
+    )
+    np.testing.assert_allclose(scores[gate], delta[gate].double().norm(dim=1).numpy(), rtol=1e-6)
+    np.testing.assert_allclose(scores[down], delta[down].double().norm(dim=0).numpy(), rtol=1e-6)
+    assert np.all(scores[gate][[0, 3, 7]] == 0.0)
+    # the same ranking as two identical variants under Eq. 2 (their pairwise term is constant)
+    pair = bs.signature_scores([delta, delta], lam=0.0)
+    assert bs.select_signature(scores) == bs.select_signature(pair)
+    for bad in ({}, [delta], None):
+        with pytest.raises(ValueError, match="delta"):
+            bs.magnitude_scores(bad)
+
+
 def test_select_signature_counts_and_ties():
     scores = {"m.gate_proj": np.array([1.0, 3.0, 3.0, 0.0, 2.0]), "m.down_proj": np.zeros(3)}
     sig = bs.select_signature(scores, ratio=0.4)

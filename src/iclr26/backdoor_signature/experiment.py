@@ -30,8 +30,9 @@ Claims (intervals: bootstrap over prompts, paired across models on the same prom
 seeds then prompts when there are several seeds): (0) the suspicious model's test ASR >= 0.6;
 (1) relative ASR reduction >= 0.8, false-trigger rate <= suspicious + 0.05, clean loss <= 1.05 x
 suspicious; (2) signature + recovery ASR below random + recovery and below recovery alone;
-(3) attention-zeroed adapter keeps >= 70 % of the ASR, MLP-zeroed removes >= 80 % of it; (4) the N
-sweep is not run (not measurable here).
+(3) attention-zeroed adapter keeps >= 70 % of the ASR, MLP-zeroed removes >= 80 % of it; (4) at
+medium, the ASR after signature + recovery falls from N = 1 to 3 to 6 (signatures from the first 1 and 3
+of the same 6 variants, each + the same recovery; N = 1 ranks channels by :func:`magnitude_scores`).
 """
 
 from __future__ import annotations
@@ -55,15 +56,18 @@ from . import (
     attack_success_rates,
     clean_losses,
     continue_lora,
-    find_signature,
     fine_pruning_signature,
     load_backdoorllm,
+    magnitude_scores,
     make_variants,
     poison,
     random_signature,
+    select_signature,
+    signature_scores,
     suppress,
     templated_samples,
     train_lora,
+    variant_deltas,
 )
 from ._judge import hits as judge_hits
 from ._judge import strip_echo
@@ -96,6 +100,7 @@ SETTINGS = {
         max_new_tokens=6,
         seeds=1,
         fine_pruning=False,
+        n_sweep=(),
     ),
     "medium": dict(
         name="medium",
@@ -115,6 +120,7 @@ SETTINGS = {
         max_new_tokens=12,
         seeds=3,
         fine_pruning=True,
+        n_sweep=(1, 3),
     ),
 }
 RATIO, LAM, RANK, ALPHA = 0.35, 0.01, 8, 16.0
@@ -318,13 +324,11 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     _parallel(fillers, cache, cfg["workers"])  # what the rounds left
     t_attack = time.perf_counter() - t0
     common = dict(template=None, alpha=ALPHA, batch=cfg["batch"], seed=seed, max_length=cfg["max_length"])
-    signature, _ = find_signature(
+    deltas = variant_deltas(
         hf,
         sus,
         parts["pool"],
         n=cfg["n_variants"],
-        ratio=RATIO,
-        lam=LAM,
         n_per_variant=cfg["n_per_variant"],
         r=RANK,
         lr=VARIANT_LR,
@@ -334,6 +338,14 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         progress=lambda stream: ctx.progress(stream, total=2 * cfg["n_variants"], desc="variant adapters"),
         **common,
     )
+    signature = select_signature(signature_scores(deltas, lam=LAM), RATIO)
+    # The N sweep (claim 4): signatures from the first k of the same variants (N = 1: magnitude only)
+    fewer = {
+        k: select_signature(
+            magnitude_scores(deltas[0]) if k == 1 else signature_scores(deltas[:k], lam=LAM), RATIO
+        )
+        for k in cfg["n_sweep"]
+    }
     t_signature = time.perf_counter() - t0 - t_attack
     recover = dict(lr=cfg["recover_lr"], epochs=cfg["recover_epochs"], **common)
     fixed = {
@@ -346,6 +358,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         "signature+recovery": fixed["signature only"],
         "random+recovery": suppress(sus, random_signature(sus, RATIO, seed=seed)),
         "recovery only": sus,
+        **{f"signature N={k}+recovery": suppress(sus, sig) for k, sig in fewer.items()},
     }
     if cfg["fine_pruning"]:
         fp = fine_pruning_signature(hf, sus, recovery, RATIO, alpha=ALPHA, max_length=cfg["max_length"])
@@ -397,6 +410,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         "calibration": tried,
         "source": source,
         "signature_size": len(signature),
+        "n_variants": cfg["n_variants"],
         "seconds": {
             "attack": t_attack,
             "signature": t_signature,
@@ -543,12 +557,32 @@ def _claims(runs, scale: str) -> list[Claim]:
             scale=scale,
             detail="1 - ASR(mlp zeroed) / ASR(suspicious)",
         ),
-        Claim.not_measurable(
-            "ASR after purification decreases with the number of variants N in {1, 3, 6}",
-            "the N sweep (and N = 1, where Eq. 2's pairwise term is empty) is not implemented in this "
-            "experiment yet",
-            paper="40.9 % -> ~22 % -> 10.7 %",
-        ),
+        *_sweep_claims(runs, scale),
+    ]
+
+
+def _sweep_claims(runs, scale: str) -> list[Claim]:
+    """Claim (4): signature + recovery ASR falls as the number of variants N grows (medium only)."""
+    sweep = sorted(int(n.split("=")[1].split("+")[0]) for n in runs[0]["asr"] if n.startswith("signature N="))
+    title = "ASR after signature + recovery decreases with the number of variants N"
+    paper = "40.9 % -> ~22 % -> 10.7 % for N = 1, 3, 6"
+    if not sweep:
+        return [Claim.not_measurable(title, "measured at --scale medium only (N in {1, 3, 6})", paper=paper)]
+    n_all = runs[0]["n_variants"]
+    names = {**{k: f"signature N={k}+recovery" for k in sweep}, n_all: "signature+recovery"}
+    steps = list(zip([*sweep, n_all][:-1], [*sweep, n_all][1:]))
+    diff = lambda g: g[:, 0].mean() - g[:, 1].mean()  # noqa: E731 - one-line paired statistic
+    return [
+        _estimate(diff, runs, "asr", (names[a], names[b]), "test prompts").claim(
+            f"{title}: N = {a} -> {b}",
+            ">",
+            0.0,
+            paper=paper,
+            scale=scale,
+            detail=f"ASR(N={a}) - ASR(N={b}), both + recovery; the first {a} of the same {n_all} variants"
+            + (" (N = 1: channel norms only, Eq. 2's pairwise term needs two variants)" if a == 1 else ""),
+        )
+        for a, b in steps
     ]
 
 
