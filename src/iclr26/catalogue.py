@@ -370,7 +370,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "lgbo",
         "Bayesian optimization",
-        "partial",
+        "implemented",
         "LLM preference-guided Bayesian optimization with a region-lifted surrogate mean.",
         budget_s=150.0,
         budget_reason="the issue's small: 5 BO methods x 3 problems (ackley, levy, HPLC) x 5 seeds x 15 "
