@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import math
+import sqlite3
 
 import numpy as np
 import pytest
@@ -396,9 +397,6 @@ def test_model_judge_asking_one_party_at_a_time_gives_the_batched_replies(tmp_pa
     batched = judge.judge(pairs, log=SampleLog(tmp_path / "batched.sqlite"), seed=3)
     assert alone == batched
     assert any(len(r) > 2 for o in alone for r in o["replies"].values())  # retries with grown prompts
-    import json
-    import sqlite3
-
     for name in ("alone", "batched"):  # both orders log each reply's own seed, 3 + attempt
         with sqlite3.connect(tmp_path / f"{name}.sqlite") as db:
             rows = [(s, json.loads(c)) for s, c in db.execute("SELECT seed, config FROM samples")]

@@ -358,7 +358,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         "signature+recovery": fixed["signature only"],
         "random+recovery": suppress(sus, random_signature(sus, RATIO, seed=seed)),
         "recovery only": sus,
-        **{f"signature N={k}+recovery": suppress(sus, sig) for k, sig in fewer.items()},
+        **{_sweep_name(k): suppress(sus, sig) for k, sig in fewer.items()},
     }
     if cfg["fine_pruning"]:
         fp = fine_pruning_signature(hf, sus, recovery, RATIO, alpha=ALPHA, max_length=cfg["max_length"])
@@ -561,16 +561,21 @@ def _claims(runs, scale: str) -> list[Claim]:
     ]
 
 
+def _sweep_name(k: int) -> str:
+    """The model name of the N sweep's signature from the first ``k`` variants, + recovery."""
+    return f"signature N={k}+recovery"
+
+
 def _sweep_claims(runs, scale: str) -> list[Claim]:
     """Claim (4): signature + recovery ASR falls as the number of variants N grows (medium only)."""
-    sweep = sorted(int(n.split("=")[1].split("+")[0]) for n in runs[0]["asr"] if n.startswith("signature N="))
+    n_all = runs[0]["n_variants"]
+    sweep = [k for k in range(1, n_all) if _sweep_name(k) in runs[0]["asr"]]
     title = "ASR after signature + recovery decreases with the number of variants N"
     paper = "40.9 % -> ~22 % -> 10.7 % for N = 1, 3, 6"
     if not sweep:
         return [Claim.not_measurable(title, "measured at --scale medium only (N in {1, 3, 6})", paper=paper)]
-    n_all = runs[0]["n_variants"]
-    names = {**{k: f"signature N={k}+recovery" for k in sweep}, n_all: "signature+recovery"}
-    steps = list(zip([*sweep, n_all][:-1], [*sweep, n_all][1:]))
+    names = {**{k: _sweep_name(k) for k in sweep}, n_all: "signature+recovery"}
+    ns = [*sweep, n_all]
     diff = lambda g: g[:, 0].mean() - g[:, 1].mean()  # noqa: E731 - one-line paired statistic
     return [
         _estimate(diff, runs, "asr", (names[a], names[b]), "test prompts").claim(
@@ -582,7 +587,7 @@ def _sweep_claims(runs, scale: str) -> list[Claim]:
             detail=f"ASR(N={a}) - ASR(N={b}), both + recovery; the first {a} of the same {n_all} variants"
             + (" (N = 1: channel norms only, Eq. 2's pairwise term needs two variants)" if a == 1 else ""),
         )
-        for a, b in steps
+        for a, b in zip(ns, ns[1:])
     ]
 
 
