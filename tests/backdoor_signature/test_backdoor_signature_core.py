@@ -116,6 +116,23 @@ def test_magnitude_scores_are_one_variants_channel_norms(gen):
             bs.magnitude_scores(bad)
 
 
+def test_scores_refuse_non_finite_or_non_tensor_deltas(gen):
+    """A NaN, an inf or a non-tensor ΔW is named, not turned into NaN scores or an AttributeError."""
+    deltas = random_deltas(gen, n=2, missing=False)
+    key = "base_model.model.model.layers.0.mlp.gate_proj"
+    for value, match in ((float("nan"), "NaN or inf"), (float("inf"), "NaN or inf")):
+        broken = {**deltas[1], key: deltas[1][key].clone()}
+        broken[key][1, 0] = value
+        with pytest.raises(ValueError, match=rf"deltas\[1\]\['{key}'\] holds {match}"):
+            bs.signature_scores([deltas[0], broken])
+        with pytest.raises(ValueError, match=rf"delta\['{key}'\] holds {match}"):
+            bs.magnitude_scores(broken)
+    with pytest.raises(ValueError, match="must be a 2-D tensor"):
+        bs.signature_scores([deltas[0], {key: "x"}])
+    with pytest.raises(ValueError, match="must be a 2-D tensor"):
+        bs.magnitude_scores({key: torch.ones(3)})
+
+
 def test_select_signature_counts_and_ties():
     scores = {"m.gate_proj": np.array([1.0, 3.0, 3.0, 0.0, 2.0]), "m.down_proj": np.zeros(3)}
     sig = bs.select_signature(scores, ratio=0.4)
