@@ -104,9 +104,10 @@ def test_conversion_invariance_sample(judge, problems):
 
 
 def test_isolation_modes_give_the_same_verdicts(problems):
-    """The whole Python reference set and the failure verdicts: one supervisor per program
-    (``isolation="submission"``, the judge's default as root), and a confined run per test from a warm
-    worker or a fresh python3 agree on every verdict and message."""
+    """The whole Python reference set and the failure verdicts: one process per program running its
+    tests (``isolation="process"``, the judge's default as root with a cgroup), one supervisor per
+    program (``"submission"``), and a confined run per test from a warm worker or a fresh python3
+    agree on every verdict and message."""
     import os
 
     failing = [
@@ -121,12 +122,14 @@ def test_isolation_modes_give_the_same_verdicts(problems):
     programs += [(code, "python", tests) for code, tests in failing]
     limits = dict(timeout=2, memory_limit=256 << 20, workers=2)  # MLE well before TLE, even under load
     with (
-        Judge(**limits) as per_submission,
+        Judge(**limits) as per_process,
+        Judge(**limits, isolation="submission") as per_submission,
         Judge(**limits, isolation="test") as warm,
         Judge(**limits, isolation="test", warm_workers=False) as cold,
     ):
-        judges = (per_submission, warm, cold)
+        judges = (per_process, per_submission, warm, cold)
         if os.getuid() == 0:
+            assert per_process.isolation in ("process", "submission")  # "process" needs a cgroup
             assert per_submission.isolation == "submission" and warm.isolation == "test"
         got = [j.run_many(programs) for j in judges]
         builds = [{j._sb.compile(c, "python").build_dir for c, _, _ in programs if c} for j in judges]
@@ -141,7 +144,7 @@ def test_isolation_modes_give_the_same_verdicts(problems):
         return out
 
     stripped = [[strip(r, dirs) for r in verdicts] for verdicts, dirs in zip(got, builds)]
-    assert stripped[0] == stripped[1] == stripped[2]
+    assert stripped[0] == stripped[1] == stripped[2] == stripped[3]
     first = stripped[0]
     assert [[v for v, _ in r] for r in first[-6:]] == [
         ["WA", "OK"],

@@ -1,5 +1,6 @@
-"""Warm Python workers and isolation per submission: the same outcomes as a fresh ``python3`` (or a
-launched program) per run; what the tests of one submission share, and what they do not."""
+"""Warm Python workers, isolation per submission and per process: the same outcomes as a fresh
+``python3`` (or a launched program) per run; what the tests of one submission share, and what they
+do not."""
 
 import os
 import re
@@ -10,7 +11,7 @@ import time
 import pytest
 
 from iclr26.sandbox import Job, Sandbox
-from iclr26.sandbox._sandbox import SUBMISSION_NOTE, WARM_NOTE
+from iclr26.sandbox._sandbox import PROCESS_NOTE, SUBMISSION_NOTE, WARM_NOTE
 
 pytestmark = pytest.mark.skipif(os.getuid() != 0, reason="warm workers are used as root only")
 # 2 s and 128 MiB: a fresh interpreter that fills its memory must reach the limit before the clock on a
@@ -45,6 +46,10 @@ PROGRAMS = {
     "thread": (
         "import threading, time\n"
         "threading.Thread(target=lambda: (time.sleep(0.2), print('thread'))).start()\nprint('main')\n",
+        "",
+    ),
+    "fork_returns": (  # the child runs to the program's end too
+        "import os\npid = os.fork()\nprint('parent' if pid else 'child')\nif pid:\n    os.waitpid(pid, 0)\n",
         "",
     ),
     "own_stdout": ("import os\nout = open(1, 'w', closefd=False)\nout.write('via fd 1')\n", ""),
@@ -83,6 +88,14 @@ def pair():
 def per_submission():
     with Sandbox(**LIMITS, isolation="submission") as sb:
         assert sb.isolation == "submission"
+        yield sb
+
+
+@pytest.fixture(scope="module")
+def per_process():
+    with Sandbox(**LIMITS, isolation="process") as sb:
+        if sb.isolation != "process":
+            pytest.skip("isolation per process needs a cgroup")
         yield sb
 
 
@@ -232,15 +245,17 @@ def _c_outcome(result):
     return result.status, result.exit_code, result.signal, result.stdout, result.stderr
 
 
-def test_launched_programs_give_the_same_outcomes_per_submission(per_submission, need):
-    """A compiled program exec'd in each test's child: the same outcomes (and the same signal
+@pytest.mark.parametrize("mode", ["per_submission", "per_process"])
+def test_launched_programs_give_the_same_outcomes_per_submission(mode, request, need):
+    """A compiled program exec'd in each test's child (also with isolation per process, which shares
+    a process between a Python program's tests only): the same outcomes (and the same signal
     dispositions, capabilities, limits and descriptors) as a launched run of its own."""
     need("c")
     names = list(C_PROGRAMS)
     jobs = [(C_PROGRAMS[n][0], "c", C_PROGRAMS[n][1]) for n in names]
     with Sandbox(**LIMITS) as per_test:
         fresh = per_test.run_many(jobs, workers=2)
-    twice = per_submission.run_many([job for job in jobs for _ in range(2)], workers=2)
+    twice = request.getfixturevalue(mode).run_many([job for job in jobs for _ in range(2)], workers=2)
     for i, n in enumerate(names):
         assert _c_outcome(twice[2 * i]) == _c_outcome(twice[2 * i + 1]) == _c_outcome(fresh[i]), n
     got = dict(zip(names, fresh))
@@ -304,15 +319,72 @@ def test_what_the_tests_of_a_submission_share(per_submission, need):
         assert later.stdout.split("\n") == [f"{uid} ['pid'] False", "gone", "refused", "80", ""]
 
 
-def test_each_test_of_a_submission_has_its_own_clock_and_cpu_limit(per_submission, need):
+@pytest.mark.parametrize("mode", ["per_submission", "per_process"])
+def test_each_test_of_a_submission_has_its_own_clock_and_cpu_limit(mode, request, need):
     need("python")
+    sb = request.getfixturevalue(mode)
     spin = (
         "import time\nlimit, t = float(input()), time.process_time()\n"
         "while time.process_time() - t < limit: pass\n"
     )
-    results = per_submission.run_tests(spin, "python", ["0.1", "0.1", "0.1", "1e9", "0.01"], time_limit=2.0)
+    results = sb.run_tests(spin, "python", ["0.1", "0.1", "0.1", "1e9", "0.01"], time_limit=2.0)
     assert [r.status for r in results] == ["ok", "ok", "ok", "timeout", "ok"]
     assert all(0.09 < r.cpu_time < 0.3 for r in results[:3])  # each test's own, not the sum
+
+
+def test_one_process_runs_a_submissions_tests_with_a_fresh_interpreters_outcomes(per_process, need):
+    """Isolation per process: every program, three times in one submission (each test after
+    whatever the earlier ones did in the same interpreter: exits, crashes, timeouts, threads, forks,
+    atexit functions, a changed recursion limit), gives the outcome of a fresh ``python3``."""
+    need("python")
+    names = list(PROGRAMS)
+    jobs = [(PROGRAMS[n][0], "python", PROGRAMS[n][1]) for n in names]
+    with Sandbox(**LIMITS) as cold:
+        fresh = {
+            n: _outcome(r, cold.compile(j[0], "python").build_dir)
+            for n, r, j in zip(names, cold.run_many(jobs), jobs)
+        }
+    for i, n in enumerate(names):
+        build = per_process.compile(jobs[i][0], "python").build_dir
+        results = per_process.run_tests(jobs[i][0], "python", [jobs[i][2]] * 3)
+        assert [_outcome(r, build) for r in results] == [fresh[n]] * 3, n
+        assert results[0].isolation.endswith(PROCESS_NOTE) or results[0].status == "compile_error"
+
+
+def test_what_the_tests_of_one_process_share(per_process, need):
+    """Shared with the earlier tests: the interpreter (here a planted builtin; LiveCodeBench's
+    runner shares it too), the pid, the folder. Not shared: ``__main__``, stdin/stdout, what a test
+    left running (killed, with the runner: the next test gets a new process), the root supervisor."""
+    need("python")
+    src = (
+        "import builtins, os, time\n"
+        "step = input()\n"
+        "print(os.getpid(), hasattr(builtins, 'planted'), 'g' in globals())\n"
+        "builtins.planted = True\n"
+        "g = 1\n"
+        "if step == 'leave':\n"
+        "    if os.fork() == 0:\n"
+        "        time.sleep(30)\n"
+        "        os._exit(0)\n"
+        "elif step == 'kill':\n"
+        "    try:\n"
+        "        os.kill(os.getppid(), 9); print('sent')\n"
+        "    except PermissionError:\n"
+        "        print('refused')\n"
+    )
+    results = per_process.run_tests(src, "python", ["a\n", "b\n", "leave\n", "c\n", "kill\n"])
+    assert [r.status for r in results] == ["ok"] * 5, results
+    lines = [r.stdout.split("\n")[0].split() for r in results]
+    assert [line[1:] for line in lines] == [
+        ["False", "False"],
+        ["True", "False"],
+        ["True", "False"],
+        ["False", "False"],  # a new process after the test that left a child running
+        ["True", "False"],
+    ]
+    pids = [line[0] for line in lines]
+    assert pids[0] == pids[1] == pids[2] != pids[3] == pids[4]
+    assert results[4].stdout.split("\n")[1] == "refused"
 
 
 def test_run_many_groups_jobs_by_program(per_submission, need):
@@ -326,16 +398,19 @@ def test_run_many_groups_jobs_by_program(per_submission, need):
 
 
 def test_isolation_is_checked_and_falls_back_where_workers_cannot_run(monkeypatch):
-    with pytest.raises(ValueError, match="isolation must be 'test' or 'submission'"):
-        Sandbox(isolation="process")
+    with pytest.raises(ValueError, match="isolation must be 'test', 'submission' or 'process'"):
+        Sandbox(isolation="shared")
+    with Sandbox(**LIMITS, isolation="process", use_cgroup=False) as sb:
+        assert sb.isolation == "submission"  # leftovers of a test could not be found without a cgroup
     with Sandbox(**LIMITS, isolation="submission") as sb:
         with pytest.raises(ValueError, match="inputs must be an iterable"):
             sb.run_tests("print(1)", "python", "1\n")
         with pytest.raises(ValueError, match=r"inputs\[1\] must be str or bytes"):
             sb.run_tests("print(1)", "python", ["1", 2])
     monkeypatch.setattr(os, "getuid", lambda: 1000)  # a non-root caller: a run's uid is the worker's
-    with Sandbox(**LIMITS, isolation="submission") as sb:
-        assert sb.isolation == "test"
+    for mode in ("submission", "process"):
+        with Sandbox(**LIMITS, isolation=mode) as sb:
+            assert sb.isolation == "test"
 
 
 SYSV_SEGMENT = (
@@ -346,15 +421,23 @@ SYSV_SEGMENT = (
 
 @pytest.mark.parametrize(
     "mode, warm, native",
-    [("test", False, True), ("test", False, False), ("test", True, True), ("submission", True, True)],
+    [
+        ("test", False, True),
+        ("test", False, False),
+        ("test", True, True),
+        ("submission", True, True),
+        ("process", True, True),
+    ],
 )
 def test_ipc_objects_do_not_outlive_their_run(mode, warm, native, need):
     """A System V segment made with mode 0666 (it outlives its creator) is not there for a later run,
-    nor for a later test of the same submission: each run has an IPC namespace of its own."""
+    nor for a later test of the same submission: each run has an IPC namespace of its own. With
+    isolation per process the tests of a submission share their process's namespace."""
     need("python")
     create, open_existing = f"{0o1666}\n", "0\n"
     with Sandbox(**LIMITS, isolation=mode, warm_workers=warm, native_launcher=native) as sb:
         made, found = sb.run_tests(SYSV_SEGMENT, "python", [create, open_existing])
         later = sb.run(SYSV_SEGMENT, "python", open_existing)
     assert made.stdout == "True 0\n"
-    assert found.stdout == later.stdout == "False 2\n"  # ENOENT
+    assert found.stdout == ("True 0\n" if sb.isolation == "process" else "False 2\n")
+    assert later.stdout == "False 2\n"  # ENOENT

@@ -46,8 +46,9 @@ def _verdict(execution, expected: str) -> TestVerdict:
 
 class Judge:
     """A sandbox held open for many programs: each distinct program is compiled once (cached by a hash
-    of its source), tests run on a worker pool sized to the CPUs, each program's tests in one
-    confined supervisor where the sandbox offers it (``isolation="submission"``).
+    of its source), tests run on a worker pool sized to the CPUs, a Python program's tests one after
+    another in one confined process where the sandbox offers it (``isolation="process"``, as
+    LiveCodeBench's runner runs them).
 
     Parameters
     ----------
@@ -62,11 +63,16 @@ class Judge:
         (``Sandbox(warm_workers=True)``: same limits and verdicts, no interpreter start-up per test);
         False starts ``python3`` for every test (with ``isolation="test"``).
     isolation : str
-        ``"submission"``: the tests of one program share one confined supervisor, set up once, and
-        each runs in a child forked from it (its own process, pipes, limits and clock; the program's
-        tests share its uid, folder and cgroup; docs/sandbox.md); used where the sandbox offers it
-        (as root with namespaces), else ``"test"``. ``"test"``: every test is a confined run of its
-        own. Verdicts are the same.
+        ``"process"``: a Python program's tests run one after another in one confined process (LCB's
+        sharing: imported modules and builtins carry over; each test has its own pipes, clock, CPU
+        limit and fresh ``__main__``; what a test leaves running is killed with the process and the
+        next test gets a new one); other languages as ``"submission"``; needs a cgroup, else
+        ``"submission"``. ``"submission"``: the tests of one program share one confined supervisor,
+        set up once, and each runs in a child forked from it (its own process, pipes, limits and
+        clock; the program's tests share its uid, folder and cgroup). Both are used where the
+        sandbox offers them (as root with namespaces), else ``"test"``: every test is a confined run
+        of its own. docs/sandbox.md says what each shares; verdicts are the same unless a program
+        depends on state an earlier test left in the interpreter.
     """
 
     def __init__(
@@ -76,7 +82,7 @@ class Judge:
         memory_limit: int = 1024 * MiB,
         workers: int | None = None,
         warm_workers: bool = True,
-        isolation: str = "submission",
+        isolation: str = "process",
     ):
         if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0:
             raise ValueError(f"timeout must be a number > 0, got {timeout!r}")
@@ -93,7 +99,8 @@ class Judge:
 
     @property
     def isolation(self) -> str:
-        """The isolation in effect (``"submission"`` falls back to ``"test"`` where not offered)."""
+        """The isolation in effect (``"process"`` falls back to ``"submission"``, and that to
+        ``"test"``, where not offered)."""
         return self._sb.isolation
 
     def run_many(self, programs) -> list[list[TestVerdict]]:

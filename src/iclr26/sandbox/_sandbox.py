@@ -45,7 +45,14 @@ SUBMISSION_NOTE = (
     "pipes, limits and clock; the submission's tests share its uid, working folder and cgroup, and "
     "everything an earlier test started was killed before this one"
 )
-ISOLATION_MODES = ("test", "submission")
+#: Appended to ``Execution.isolation`` for a test run with ``isolation="process"``.
+PROCESS_NOTE = (
+    "one test of a submission, run in the submission's one confined Python process after its earlier "
+    "tests (LiveCodeBench's sharing), with its own pipes, clock, CPU limit and fresh __main__; the "
+    "tests share that interpreter (imported modules, builtins, IPC namespace), uid, working folder and "
+    "cgroup, and anything a test left running besides it was killed, with it, before this one"
+)
+ISOLATION_MODES = ("test", "submission", "process")
 
 
 class SandboxUnavailable(RuntimeError):
@@ -252,8 +259,13 @@ class Sandbox:
         program compiled once) and each test runs in a child forked from it, with its own pipes,
         rlimits, wall clock and status; everything a test started is killed before the next one.
         Same statuses as ``"test"``; the tests of a submission share its uid, folder and cgroup (see
-        docs/sandbox.md). Used only where warm workers can be (root, namespace isolation, ``python3``
-        on the sandbox's PATH); elsewhere :attr:`isolation` falls back to ``"test"``.
+        docs/sandbox.md). ``"process"``: as ``"submission"``, but a Python program's tests run one
+        after another in one confined process (LiveCodeBench's design; no fork per test), each with
+        its own pipes, clock, CPU limit and fresh ``__main__``; they also share that interpreter's
+        state (imported modules, builtins), and a test can forge its own report; other languages
+        run as with ``"submission"``. Used only where warm workers can be (root, namespace
+        isolation, ``python3`` on the sandbox's PATH), else :attr:`isolation` falls back to
+        ``"test"``; ``"process"`` also needs a cgroup, else it falls back to ``"submission"``.
 
     Use as a context manager, or call :meth:`close`, to remove compiled programs.
     """
@@ -294,7 +306,7 @@ class Sandbox:
         if warm_workers not in (True, False):
             raise ValueError(f"warm_workers must be True or False, got {warm_workers!r}")
         if isolation not in ISOLATION_MODES:
-            raise ValueError(f"isolation must be 'test' or 'submission', got {isolation!r}")
+            raise ValueError(f"isolation must be 'test', 'submission' or 'process', got {isolation!r}")
         self._launcher = launcher_path() if native_launcher else None
         if use_cgroup not in (None, True, False):
             raise ValueError(f"use_cgroup must be None, True or False, got {use_cgroup!r}")
@@ -341,12 +353,15 @@ class Sandbox:
             self._root and mode == "namespace" and shutil.which("python3", path=SANDBOX_PATH) is not None
         )
         self.warm_workers = warm_workers and workers_possible
-        #: The isolation in effect: ``"submission"`` only where warm workers can supervise submissions.
+        #: The isolation in effect: ``"submission"`` only where warm workers can supervise submissions,
+        #: ``"process"`` only there and with a cgroup (else ``"submission"``).
         self.isolation = isolation if workers_possible else "test"
+        if self.isolation == "process" and self._cgroup is None:
+            self.isolation = "submission"
         self._warm_idle: list[WarmWorker] = []
         self._warm_all: set[WarmWorker] = set()
         self._warm_finalizer = weakref.finalize(self, _stop_workers, self._warm_all)
-        if self.warm_workers or self.isolation == "submission":
+        if self.warm_workers or self.isolation != "test":
             # Runs in warm workers get their folders here: the only folder the workers' shared mount
             # namespace leaves writable (each run's folder is writable by that run's uid only).
             self._warm_dir = os.path.join(self._runs, "warm")
@@ -794,7 +809,7 @@ class Sandbox:
     def _run_submission(
         self, program, inputs, files, time_limit, memory_limit, output_limit
     ) -> list[Execution]:
-        """The tests of one program in children of one supervisor (isolation per submission)."""
+        """The tests of one program in children of one supervisor (isolation per submission or process)."""
         lang = program.language
         uid = self._new_uid()
         workdir = self._new_workdir(files, uid, warm=True)
@@ -807,6 +822,7 @@ class Sandbox:
                 cgroup, time_limit=time_limit, memory_limit=memory_limit, language=lang, compiling=False
             )
             argv = expand(lang.run, **self._run_values(program, mem_mb))
+            shared = self.isolation == "process" and lang.name in WARM_LANGUAGES and cgroup is not None
             with self._borrowed_worker() as worker:
                 suite = worker.open_suite(
                     path=argv[-1],
@@ -816,10 +832,12 @@ class Sandbox:
                     rlimits=rlimits,
                     env=self._env(workdir, program.build_dir, lang.env, mem_mb),
                     cgroup=cgroup,
+                    shared=shared,
                 )
+                note = PROCESS_NOTE if shared else SUBMISSION_NOTE
                 try:
                     results = [
-                        self._submission_test(suite, x, time_limit, output_limit, cpu_limit, mechanism)
+                        self._submission_test(suite, x, time_limit, output_limit, cpu_limit, mechanism, note)
                         for x in inputs
                     ]
                 finally:
@@ -834,7 +852,7 @@ class Sandbox:
         return results
 
     def _submission_test(
-        self, suite: Suite, data, time_limit, output_limit, cpu_limit, mechanism
+        self, suite: Suite, data, time_limit, output_limit, cpu_limit, mechanism, note
     ) -> Execution:
         cgroup = suite.cgroup
         oom_kills_before = cgroup.oom_kills() if cgroup else 0
@@ -847,7 +865,7 @@ class Sandbox:
             cgroup=cgroup,
             oom_kills_before=oom_kills_before,
             mechanism=mechanism,
-            note=SUBMISSION_NOTE,
+            note=note,
         )
 
     def _run_values(self, program: Program, mem_mb: int) -> dict:

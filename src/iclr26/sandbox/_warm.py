@@ -43,7 +43,7 @@ PRELOADED = (
 
 WORKER_SOURCE = (
     r'''"""iclr26.sandbox warm Python worker: forks one child per run (see iclr26/sandbox/_warm.py)."""
-import atexit, builtins, ctypes, gc, json, os, resource, signal, socket, sys
+import atexit, builtins, ctypes, gc, io, json, os, resource, signal, socket, sys
 import importlib.machinery
 '''
     + "import "
@@ -175,6 +175,12 @@ def _shift_recursion_limit(shift):
 def _run_program(compiled, path, shift):
     """Run the program (its code object, or the exception compiling it raised) as ``python3 -B path``
     would, in a fresh ``__main__``; never returns."""
+    _finish(*_run_main(compiled, path, shift))
+
+
+def _run_main(compiled, path, shift):
+    """Run the program in a fresh ``__main__``; its exit status (as the interpreter would give it) and
+    that module, whose objects are still alive."""
     main = type(sys)("__main__")
     main.__file__, main.__cached__, main.__builtins__ = path, None, builtins
     main.__loader__ = importlib.machinery.SourceFileLoader("__main__", path)
@@ -191,7 +197,7 @@ def _run_program(compiled, path, shift):
         exc = exc.with_traceback(_program_frames(exc.__traceback__, path))
         sys.excepthook(type(exc), exc, exc.__traceback__)
         status = 1
-    _finish(status, main)
+    return status, main
 
 
 def _compile(path):
@@ -265,6 +271,9 @@ def _suite(req, fds):
         except BaseException as exc:
             conn.send(json.dumps({"error": f"{type(exc).__name__}: {exc}"}).encode())
             return
+        if req["shared"]:
+            _shared_suite(req, conn, errpipe, cgroup_fds, compiled)
+            return
         while True:
             msg, test_fds, _, _ = socket.recv_fds(conn, 16, 3)
             if not msg:
@@ -287,12 +296,186 @@ def _suite(req, fds):
         os.chdir("/")  # the submission's folder is about to be removed
 
 
+def _cpu_seconds(who=resource.RUSAGE_SELF):
+    r = resource.getrusage(who)
+    return r.ru_utime + r.ru_stime
+
+
+def _close_except(*keep):
+    """Close every descriptor from 3 up except ``keep``."""
+    low = 3
+    for fd in sorted(keep):
+        os.closerange(low, fd)
+        low = fd + 1
+    os.closerange(low, 1 << 20)
+
+
+def _fresh_stdio():
+    """New ``sys.stdin``/``stdout``/``stderr`` over fds 0-2, made as the interpreter makes them at start
+    (same encoding, errors, buffering), so nothing an earlier test buffered or replaced carries over."""
+    for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
+        old = getattr(sys, "__" + name + "__")
+        raw = io.FileIO(fd, mode + "b", closefd=False)
+        raw.name = "<" + name + ">"
+        buf = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
+        new = io.TextIOWrapper(
+            buf,
+            encoding=old.encoding,
+            errors=old.errors,
+            newline="\n",
+            line_buffering=old.line_buffering,
+            write_through=old.write_through,
+        )
+        new.mode = mode
+        setattr(sys, name, new)
+        setattr(sys, "__" + name + "__", new)
+
+
+def _end_test(status, main):
+    """What _finish does, without exiting: atexit functions, the program's objects finalized, the
+    standard streams flushed; the test's exit status."""
+    atexit._run_exitfuncs()
+    atexit._clear()
+    main.__dict__.clear()
+    gc.collect()
+    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
+        try:
+            if stream is not None:
+                stream.flush()
+        except Exception:
+            status = 120
+    return status
+
+
+def _runner(req, ctl, errpipe, cgroup_fds, compiled):
+    """Isolation per process: run the submission's tests one after another in this one process, as
+    LiveCodeBench's runner does (see Suite). Confined once as a test's child is; then, for each test
+    sent on ``ctl``, its pipes become fds 0-2 and the program runs in a fresh ``__main__``. Reports
+    ``[exit code, CPU seconds, peak RSS KiB, keep]``; when the program left threads running, this
+    process ends as the program's own would (its exit status then tells the supervisor), and it
+    ends after a test that brought its CPU time to the limit (the next test gets a fresh one)."""
+    try:
+        os.setsid()
+        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        for fd in cgroup_fds:
+            os.write(fd, b"0")
+        null = os.open(os.devnull, os.O_RDWR)
+        for target in (0, 1, 2):
+            os.dup2(null, target)
+        home = os.open(".", os.O_RDONLY | os.O_DIRECTORY)
+        _close_except(ctl, errpipe, null, home)
+        cpu = dict(req["rlimits"]).get(resource.RLIMIT_CPU)
+        _drop_privileges(req["uid"], [(r, v) for r, v in req["rlimits"] if r != resource.RLIMIT_CPU])
+        hard = resource.RLIM_INFINITY if cpu is None else 2 * cpu + 1
+        resource.setrlimit(resource.RLIMIT_CPU, (hard, hard))
+    except BaseException as exc:
+        os.write(errpipe, f"{type(exc).__name__}: {exc}".encode())
+        os._exit(126)
+    os.close(errpipe)
+    path = req["path"]
+    sys.argv[:] = [path]
+    search_path = list(sys.path)
+    set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
+    base_limit = get_limit()
+    channel = socket.socket(fileno=ctl)
+    me = os.getpid()
+    while True:
+        msg, fds, _, _ = socket.recv_fds(channel, 16, 3)
+        if not msg:
+            os._exit(0)
+        # a test's own CPU limit: this process's CPU time so far plus the limit (whole seconds)
+        used = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
+        if cpu is not None:
+            resource.setrlimit(resource.RLIMIT_CPU, (min(hard, int(used) + 1 + cpu), hard))
+        for target, fd in zip((0, 1, 2), fds):
+            os.dup2(fd, target)
+            os.close(fd)
+        _fresh_stdio()
+        os.fchdir(home)
+        os.environ.clear()
+        os.environ.update(req["env"])
+        os.umask(0o022)
+        sys.argv[:] = [path]
+        sys.path[:] = search_path
+        sys.setrecursionlimit, sys.getrecursionlimit = set_limit, get_limit
+        set_limit(base_limit)
+        random.seed()  # as a fresh interpreter seeds it
+        status, main = _run_main(compiled, path, _SUITE_SHIFT)
+        if os.getpid() != me:  # a child the program forked ran to the program's end: it ends there
+            _finish(status, main)  # never returns
+        if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
+            _finish(status, main)  # never returns
+        status = _end_test(status, main)
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        for target in (0, 1, 2):  # the test's pipes close: the host reads to their end
+            os.dup2(null, target)
+        _close_except(ctl, null, home)  # descriptors the program left open
+        now = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
+        keep = cpu is None or now < cpu
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        channel.send(json.dumps([status, now - used, peak, keep]).encode())
+        if not keep:
+            os._exit(0)
+
+
+def _shared_suite(req, conn, errpipe, cgroup_fds, compiled):
+    """Supervise a submission with isolation per process: one runner child (_runner) runs the tests;
+    the host's ``n`` asks for a new one (the first test, or after the last one ended or was killed),
+    whose pid is sent first. Each answer is ``[wait status, CPU seconds, peak RSS KiB, kept]``."""
+    runner = ctl = None
+    reported = 0.0  # CPU seconds of the runner's tests so far
+    try:
+        while True:
+            msg, test_fds, _, _ = socket.recv_fds(conn, 16, 3)
+            if not msg:
+                return
+            if msg == b"n":
+                if runner is not None:  # the host killed it
+                    ctl.close()
+                    os.waitpid(runner, 0)
+                ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+                runner = os.fork()
+                if runner == 0:
+                    _runner(req, theirs.detach(), errpipe, cgroup_fds, compiled)  # never returns
+                theirs.close()
+                reported = 0.0
+                conn.send(json.dumps([runner]).encode())
+            try:
+                socket.send_fds(ctl, [b"t"], test_fds)
+                reply = ctl.recv(256)
+            except OSError:  # the runner is gone: its wait status says why
+                reply = b""
+            finally:
+                for fd in test_fds:
+                    os.close(fd)
+            if reply:
+                code, cpu, peak, kept = json.loads(reply)
+                reported += cpu
+                answer = [(code & 0xFF) << 8, cpu, peak, kept]
+            else:
+                _, status, usage = os.wait4(runner, 0)
+                answer = [status, usage.ru_utime + usage.ru_stime - reported, usage.ru_maxrss, False]
+            if not answer[3]:
+                if reply:
+                    os.waitpid(runner, 0)
+                ctl.close()
+                runner = ctl = None
+            conn.send(json.dumps(answer).encode())
+    finally:
+        if runner is not None:
+            ctl.close()  # the runner ends when its socket closes (or was killed)
+            os.waitpid(runner, 0)
+
+
 # How much deeper the program's code runs than a script's: _depth_reached from the top level, as a
-# script's code reaches, minus from the nesting _child (top level, _child, _run_program) and _suite
-# (top level, _suite, _test_child, _run_program) give the program.
+# script's code reaches, minus from the nesting _child (top level, _child, _run_program, _run_main) and
+# _suite (top level, _suite, _test_child or _shared_suite, _run_program or _runner, _run_main) give
+# the program.
 _SCRIPT_REACH = _depth_reached()
-_CHILD_SHIFT = _SCRIPT_REACH - _reach_below(1)
-_SUITE_SHIFT = _SCRIPT_REACH - _reach_below(2)
+_CHILD_SHIFT = _SCRIPT_REACH - _reach_below(2)
+_SUITE_SHIFT = _SCRIPT_REACH - _reach_below(3)
 # Everything loaded so far is left out of the children's garbage collections: a collection that
 # visited it would write to (and so copy) most of the worker's memory pages in every child.
 gc.freeze()
@@ -513,12 +696,25 @@ class WarmWorker:
         rlimits: list[tuple[int, int]],
         env: dict[str, str],
         cgroup: Cgroup | None,
+        shared: bool = False,
     ) -> Suite:
         """Make this worker a submission's supervisor, set up once (working folder, environment, the
         Python program at ``path`` compiled once, or the command ``argv`` of any other language); it
-        forks one child per :meth:`Suite.run`. Close the suite before the worker runs anything else."""
+        forks one child per :meth:`Suite.run`, or with ``shared`` (a Python program and a cgroup) one
+        child that runs the tests one after another. Close the suite before the worker runs anything
+        else."""
+        if shared and (argv is not None or cgroup is None):
+            raise ValueError("shared needs a Python program (argv None) and a cgroup")
         return Suite(
-            self, path=path, argv=argv, workdir=workdir, uid=uid, rlimits=rlimits, env=env, cgroup=cgroup
+            self,
+            path=path,
+            argv=argv,
+            workdir=workdir,
+            uid=uid,
+            rlimits=rlimits,
+            env=env,
+            cgroup=cgroup,
+            shared=shared,
         )
 
     def close(self) -> None:
@@ -541,17 +737,25 @@ class Suite:
     joins the cgroup (through descriptors the host opened), takes the test's pipes, the
     run's limits and the submission's uid before the program runs. After each test everything left
     in the cgroup (or, without one, of the uid) is killed. See :meth:`WarmWorker.open_suite`.
+
+    Shared (isolation per process, Python programs with a cgroup): one child of the supervisor, the
+    *runner*, confined as a test's child is, runs the tests one after another in its one interpreter
+    (LiveCodeBench's design: its runner execs a program once per test in one process). Each test
+    still has its own pipes, clock, CPU limit and fresh ``__main__``; what it leaves running besides
+    the runner is killed (and the runner with it), and a test cut short by a limit, or that ends the
+    runner (``os._exit``, a crash, threads left running), gets the next test a new runner.
     """
 
-    def __init__(self, worker: WarmWorker, *, path, argv, workdir, uid, rlimits, env, cgroup):
-        self.worker, self.uid, self.cgroup = worker, uid, cgroup
+    def __init__(self, worker: WarmWorker, *, path, argv, workdir, uid, rlimits, env, cgroup, shared):
+        self.worker, self.uid, self.cgroup, self.shared = worker, uid, cgroup, shared
+        self._runner: int | None = None  # shared: the pid of the process running the tests
         self.conn, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self._errors, err_w = os.pipe()  # a test child's setup failure (before the program runs)
         # The test children write "0" to these to join the cgroup: the supervisor's file system is
         # read-only, so the host opens them
         cgroup_fds = [os.open(f, os.O_WRONLY) for f in (cgroup.procs_files if cgroup else [])]
         request = {"kind": "suite", "path": path, "argv": argv, "workdir": workdir, "uid": uid}
-        request.update(rlimits=rlimits, env=env)
+        request.update(rlimits=rlimits, env=env, shared=shared)
         try:
             socket.send_fds(
                 worker.sock, [json.dumps(request).encode()], [theirs.fileno(), err_w, *cgroup_fds]
@@ -573,14 +777,22 @@ class Suite:
         else:
             kill_uid(self.uid)
 
+    def _kill_leftovers(self) -> None:
+        """Shared: kill whatever the test started besides the runner (the runner with it, if anything)."""
+        if set(self.cgroup._pids()) - {self._runner}:
+            self.cgroup.clear()
+            self._runner = None
+
     def run(self, *, stdin: bytes, wall_limit: float, output_limit: int) -> _Raw:
-        """Run the program on one input in a fresh child of the supervisor; as ``execute``."""
+        """Run the program on one input in a fresh child of the supervisor (or, shared, in the
+        submission's runner); as ``execute``."""
         start = time.monotonic()
         pipes = [os.pipe() for _ in range(3)]
         in_w, out_r, err_r = pipes[0][1], pipes[1][0], pipes[2][0]
         theirs = [pipes[0][0], pipes[1][1], pipes[2][1]]
+        new_runner = self.shared and self._runner is None
         try:
-            socket.send_fds(self.conn, [b"t"], theirs)
+            socket.send_fds(self.conn, [b"n" if new_runner else b"t"], theirs)
         except OSError as exc:
             for fd in (in_w, out_r, err_r):
                 os.close(fd)
@@ -588,13 +800,23 @@ class Suite:
         finally:
             for fd in theirs:
                 os.close(fd)
-        killed = []
+        killed, finished = [], False
 
         def kill_test() -> None:
+            if self.shared:
+                self._kill_leftovers()
+                return
             self._kill_test()
             killed.append(True)
 
         try:
+            if new_runner:
+                try:
+                    self._runner = self._receive()[0]
+                except WorkerError:
+                    for fd in (in_w, out_r, err_r):
+                        os.close(fd)
+                    raise
             out, err, timed_out, output_exceeded = pump(
                 stdin_fd=in_w,
                 out_fd=out_r,
@@ -605,15 +827,21 @@ class Suite:
                 output_limit=output_limit,
                 on_exit=kill_test,
             )
+            finished = not (timed_out or output_exceeded)
         finally:
-            if not killed:  # cut short (time, output) or failed: the test child may still run
+            if not killed and not (self.shared and finished):
+                # cut short (time, output) or failed: the test's process may still run
                 self._kill_test()
+                self._runner = None
         answer = self._receive()
         setup_error = read_available(self._errors)
         if setup_error:
             why = setup_error.decode(errors="replace")
             raise WorkerError(f"a test's child failed before the program started: {why}")
-        status, cpu, maxrss_kib = answer
+        status, cpu, maxrss_kib = answer[:3]
+        if self.shared and not answer[3]:  # the runner ended: nothing of the test may outlive it
+            self._kill_test()
+            self._runner = None
         usage = SimpleNamespace(ru_utime=cpu, ru_stime=0.0, ru_maxrss=maxrss_kib)
         return raw_result(status, out, err, time.monotonic() - start, usage, timed_out, output_exceeded)
 
