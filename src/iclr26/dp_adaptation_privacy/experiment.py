@@ -446,13 +446,19 @@ def run(ctx: RunContext) -> Result:
         project_code="project_code" in cfg["distributions"],
     )
     clock.append(time.perf_counter())
-    base_path = _tiny_base(data, cfg, seed) if cfg["base"] == "tiny" else _smollm2_base(ctx, data, cfg, seed)
-    clock.append(time.perf_counter())
-    jobs, splits = _jobs(data, cfg, base_path, seed)
     with ProcessPoolExecutor(
         2, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
     ) as pool:
+        # The distances need only the data: a worker embeds them while this process pretrains (one
+        # thread), and both workers have started before the grid needs them.
+        distances_done = pool.submit(_distances, data, cfg)
+        base_path = (
+            _tiny_base(data, cfg, seed) if cfg["base"] == "tiny" else _smollm2_base(ctx, data, cfg, seed)
+        )
+        clock.append(time.perf_counter())
+        jobs, splits = _jobs(data, cfg, base_path, seed)
         results = list(ctx.progress(pool.map(_run_cell, jobs), total=len(jobs), desc="cells"))
+        distances = distances_done.result()
     clock.append(time.perf_counter())
     bases = {r["dist"]: r for r in results if "method" not in r}
     cells = [r for r in results if "method" in r]
@@ -461,7 +467,6 @@ def run(ctx: RunContext) -> Result:
         for c in cells
         for e, v in c["eps"].items()
     }
-    distances = _distances(data, cfg)
     scale_text = (
         f"{cfg['base']} base; {len(cfg['distributions'])} distributions x 4 methods x eps "
         f"{list(cfg['epsilons'])} x (target + {cfg['shadows']} shadow); {2 * cfg['n_members']} candidates, "
@@ -474,9 +479,9 @@ def run(ctx: RunContext) -> Result:
     clock.append(time.perf_counter())
     phases = (
         "data",
-        "base model (pretraining or cache)",
+        "base model (pretraining or cache; the distances in a worker meanwhile)",
         "adaptation grid (2 workers)",
-        "distances, analysis, plot",
+        "analysis, plot",
     )
     metrics = {
         "seconds": {p: round(b - a, 1) for p, a, b in zip(phases, clock, clock[1:])},
