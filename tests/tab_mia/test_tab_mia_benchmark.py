@@ -5,7 +5,14 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from iclr26.tab_mia import ENCODINGS, load_tab_mia, make_benchmark, make_benchmark_from_tables
+from iclr26.tab_mia import (
+    ENCODINGS,
+    cart_synthesize,
+    load_tab_mia,
+    make_benchmark,
+    make_benchmark_from_tables,
+    make_synthetic_benchmark,
+)
 from iclr26.tab_mia.data import adult_table, numeric_table, short_tables
 
 
@@ -34,6 +41,60 @@ def test_long_context_matches_authors(authors, adult, tmp_path, encoding, source
         ours = make_benchmark(str(path), chunk_size, encoding, seed=seed)
         assert ours.loc[ours.label == 1, "input"].tolist() == mem["text"].tolist()
         assert ours.loc[ours.label == 0, "input"].tolist() == non["text"].tolist()
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_real_vs_synthetic_matches_authors(authors, adult, tmp_path, encoding):
+    """The authors' ``chunk_csv_with_synthetic_data`` (``main_syn.py``): chunks in file order, real =
+    members, the longer side cut; here 21 real rows against 17 synthetic ones."""
+    real, synthetic = tmp_path / "real.csv", tmp_path / "syn.csv"
+    adult.iloc[:21].to_csv(real, index=False)
+    cart_synthesize(adult.iloc[:500], 17, seed=1).to_csv(synthetic, index=False)
+    for chunk_size in (2, 5):
+        mem, non, _ = authors.process.chunk_csv_with_synthetic_data(
+            str(real), str(synthetic), chunk_size=chunk_size, table_encoding=encoding
+        )
+        ours = make_synthetic_benchmark(real, synthetic, chunk_size, encoding)
+        assert ours.loc[ours.label == 1, "input"].tolist() == mem["text"].tolist()
+        assert ours.loc[ours.label == 0, "input"].tolist() == non["text"].tolist()
+        assert ours.label.tolist() == [1] * len(mem) + [0] * len(non)
+
+
+def test_cart_synthesize_draws_real_values_and_keeps_dependencies(adult):
+    real = adult.iloc[:3000]
+    a, b = cart_synthesize(real, 400, seed=3), cart_synthesize(real, 400, seed=3)
+    pd.testing.assert_frame_equal(a, b)
+    assert not a.equals(cart_synthesize(real, 400, seed=4))
+    assert list(a.columns) == list(real.columns) and (a.dtypes == real.dtypes).all() and len(a) == 400
+    for col in real.columns:
+        assert set(a[col]) <= set(real[col]), col
+    # educational-num is a function of education in Adult: the trees keep it
+    edu = real.groupby("education")["educational-num"].first()
+    assert (a["education"].map(edu) == a["educational-num"]).all()
+    # and the joint distribution is not the product of the marginals: income follows education
+    rich = a.groupby(a["educational-num"] >= 13)["income"].apply(lambda s: (s == ">50K").mean())
+    assert rich[True] > rich[False] + 0.15
+
+
+def test_real_vs_synthetic_bad_input(adult):
+    real = adult.iloc[:10]
+    with pytest.raises(ValueError, match="columns"):
+        make_synthetic_benchmark(real, real.drop(columns=["age"]), 2, "json")
+    with pytest.raises(ValueError, match="encoding"):
+        make_synthetic_benchmark(real, real, 2, "yaml")
+    with pytest.raises(ValueError, match="synthetic"):
+        make_synthetic_benchmark(real, real.iloc[:0], 2, "json")
+    bad = pd.DataFrame({"x": ["a,b", "ok"], "y": [1, 2]})
+    with pytest.raises(ValueError, match="synthetic: chunk 0"):
+        make_synthetic_benchmark(bad.iloc[1:], bad, 1, "json")
+    with pytest.raises(ValueError, match="n_rows"):
+        cart_synthesize(real, 0)
+    with pytest.raises(ValueError, match="table"):
+        cart_synthesize(real.iloc[:0], 5)
+    with pytest.raises(ValueError, match="'y' has missing values"):
+        cart_synthesize(pd.DataFrame({"x": ["a", "b"], "y": [1.0, np.nan]}), 5)
+    one = cart_synthesize(pd.DataFrame({"x": ["a"], "y": [2]}), 3)  # one row, constant columns
+    assert one.x.tolist() == ["a"] * 3 and one.y.tolist() == [2] * 3
 
 
 def test_long_context_from_dataframe_equals_csv(adult, tmp_path):

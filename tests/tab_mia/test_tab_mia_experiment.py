@@ -22,7 +22,8 @@ def test_headline_runs_on_tiny_model(tmp_path, monkeypatch):
     ctx = RunContext("tab-mia", out_dir=tmp_path, model="tiny-random", show_progress=False)
     result = run(ctx)
     measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
-    assert len(measured) == 5 and all(c.interval is not None for c in measured)
+    assert len(measured) == 6 and all(c.interval is not None for c in measured)
+    assert any("synthetic" in c.statement for c in measured)  # main_syn on line-sep at small
     rows = result.tables["auroc"]
     assert {r["encoding"] for r in rows} == {"line-sep", "json"} and {r["epochs"] for r in rows} == {0, 3}
     assert (tmp_path / "auroc_encoding_attack.png").is_file()

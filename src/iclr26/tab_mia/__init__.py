@@ -5,7 +5,9 @@ Public API:
 - :func:`encode_table`: the six serialisations (``json``, ``html``, ``markdown``, ``key-value-pair``,
   ``key-is-value``, ``line-sep``), byte-identical to the authors' encoders;
 - :func:`make_benchmark` (long-context: row chunks of one table) and :func:`make_benchmark_from_tables`
-  (short-context: whole small tables); :func:`load_tab_mia` reads the released jsonl files;
+  (short-context: whole small tables); :func:`make_synthetic_benchmark` (real vs synthetic rows, the
+  authors' ``main_syn`` protocol) with :func:`cart_synthesize` (our sequential CART synthesizer);
+  :func:`load_tab_mia` reads the released jsonl files;
 - :func:`finetune_lora`: LoRA fine-tuning with the authors' hyper-parameters, merged into a copy;
   :func:`lora_finetuned`: the same as a context manager that adapts the model in place (no copy);
 - :func:`mia_scores` (ppl, lowercase, zlib, Min-K%, Max-K%, Min-K%++ at 10/20/30 %) and
@@ -37,9 +39,10 @@ from ._attacks import (
     text_scores,
     token_stats,
 )
-from ._benchmark import long_context, short_context
+from ._benchmark import long_context, real_vs_synthetic, short_context
 from ._encoders import ENCODINGS, csv_rows, encode_csv_text
 from ._lora import AUTHORS_TARGETS, adapted, train_lora
+from ._synth import cart_rows
 
 __all__ = [
     "ATTACKS",
@@ -47,12 +50,14 @@ __all__ = [
     "AUTHORS_TARGETS",
     "ENCODINGS",
     "MEMBER_SIGN",
+    "cart_synthesize",
     "encode_table",
     "finetune_lora",
     "load_tab_mia",
     "lora_finetuned",
     "make_benchmark",
     "make_benchmark_from_tables",
+    "make_synthetic_benchmark",
     "mia_metrics",
     "mia_scores",
 ]
@@ -135,6 +140,66 @@ def make_benchmark_from_tables(tables: Sequence[pd.DataFrame], encoding: str, se
     for i, t in enumerate(tables):
         _csv_text(t, f"tables[{i}]")
     return short_context(list(tables), encoding, seed)
+
+
+def make_synthetic_benchmark(real: Any, synthetic: Any, chunk_size: int, encoding: str) -> pd.DataFrame:
+    """Real rows against synthetic rows (the authors' ``chunk_csv_with_synthetic_data``, ``main_syn.py``).
+
+    Both tables are cut into chunks of ``chunk_size`` consecutive rows in file order (no shuffle); real
+    chunks are labelled 1 ("member": a model that saw the real table should find them more likely),
+    synthetic chunks 0; the longer list is cut to the length of the shorter. Encodings as
+    :func:`make_benchmark`.
+
+    Returns the same frame as :func:`make_benchmark` (real chunks first).
+
+    Raises
+    ------
+    ValueError: as :func:`make_benchmark` for either table, or when their columns differ.
+    """
+    check_in(encoding, ENCODINGS, "encoding")
+    chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
+    real_csv, synthetic_csv = _csv_text(real, "real"), _csv_text(synthetic, "synthetic")
+    real_header, synthetic_header = csv_rows(real_csv)[0], csv_rows(synthetic_csv)[0]
+    if real_header != synthetic_header:
+        raise ValueError(
+            f"synthetic must have the real table's columns {real_header}, got {synthetic_header}"
+        )
+    return real_vs_synthetic(real_csv, synthetic_csv, chunk_size, encoding)
+
+
+def cart_synthesize(
+    table: pd.DataFrame, n_rows: int, *, seed: int = 0, min_samples_leaf: int = 5
+) -> pd.DataFrame:
+    """Synthetic rows of ``table`` by sequential CART (Reiter 2005; synthpop's default method).
+
+    Column 1 is drawn from its marginal; each later column from a tree (classification for text,
+    regression for numbers) fitted on the real rows with the earlier columns as features: a synthetic
+    row takes the value of a random real row of the leaf it falls into. Every value is a real value.
+
+    Parameters
+    ----------
+    table : DataFrame of shape (n, d)
+        The real rows; numeric columns without missing values (text columns may hold any marker).
+    n_rows : int
+        Rows to draw.
+    seed : int
+        Seed of the draws and the trees; the output is a function of (table, n_rows, seed).
+    min_samples_leaf : int
+        Real rows per leaf at least (synthpop's ``minbucket``, default 5).
+
+    Returns
+    -------
+    DataFrame of shape (n_rows, d), the same columns and dtypes.
+    """
+    if not isinstance(table, pd.DataFrame) or table.shape[0] == 0 or table.shape[1] == 0:
+        raise ValueError("table must be a DataFrame with at least one row and one column")
+    n_rows = check_int(n_rows, "n_rows", minimum=1)
+    seed = check_int(seed, "seed", minimum=0)
+    min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=1)
+    for col in table.columns:
+        if pd.api.types.is_numeric_dtype(table[col]) and table[col].isna().any():
+            raise ValueError(f"table: numeric column {col!r} has missing values; fill or drop them first")
+    return cart_rows(table, n_rows, seed, min_samples_leaf)
 
 
 def load_tab_mia(path: str | os.PathLike) -> pd.DataFrame:

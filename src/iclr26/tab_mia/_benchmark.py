@@ -6,6 +6,10 @@ chunk), each row becomes ``col: value | col: value``, the chunks are shuffled wi
 ``random.seed(seed)`` and the first half are members. Any other encoding goes through the authors'
 key-value → CSV round trip first, then the encoder.
 
+Real vs synthetic (``chunk_csv_with_synthetic_data``, used by the authors' ``main_syn.py``): both CSVs are
+chunked in file order (no shuffle); real chunks are the members, synthetic chunks the non-members, the
+longer list cut to the length of the shorter; encodings as long-context.
+
 Short-context (``load_data_unique_tables`` in ``process_data/data_preparation.py``): each table becomes
 ``df.to_csv(index=False)``, duplicates are dropped (first occurrence kept), the unique tables are shuffled
 with ``random.seed(seed)`` and the first half are members.
@@ -34,7 +38,7 @@ def _row_texts(chunk: pd.DataFrame) -> str:
     return "\n".join(" | ".join(f"{c}: {v}" for c, v in zip(cols, row)) for row in values)
 
 
-def _check_round_trip(chunks: Sequence[str]) -> None:
+def _check_round_trip(chunks: Sequence[str], name: str = "table") -> None:
     for i, chunk in enumerate(chunks):
         for line in chunk.split("\n"):
             for pair in line.split(" | "):
@@ -42,7 +46,7 @@ def _check_round_trip(chunks: Sequence[str]) -> None:
                 bad = [b for b in _BREAKERS if b in key or b in value]
                 if bad:
                     raise ValueError(
-                        f"table: chunk {i} has {pair!r} containing {bad[0]!r}, which the long-context "
+                        f"{name}: chunk {i} has {pair!r} containing {bad[0]!r}, which the long-context "
                         "key-value -> CSV round trip cannot carry; clean the table first"
                     )
 
@@ -76,6 +80,18 @@ def long_context(csv_text: str, chunk_size: int, encoding: str, seed: int) -> pd
         members = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in members]
         non_members = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in non_members]
     return labelled(members, non_members)
+
+
+def real_vs_synthetic(real_csv: str, synthetic_csv: str, chunk_size: int, encoding: str) -> pd.DataFrame:
+    real, synthetic = chunk_texts(real_csv, chunk_size), chunk_texts(synthetic_csv, chunk_size)
+    n = min(len(real), len(synthetic))
+    real, synthetic = real[:n], synthetic[:n]
+    if encoding != "key-value-pair":
+        _check_round_trip(real, "real")
+        _check_round_trip(synthetic, "synthetic")
+        real = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in real]
+        synthetic = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in synthetic]
+    return labelled(real, synthetic)
 
 
 def short_context(tables: Sequence[pd.DataFrame], encoding: str, seed: int) -> pd.DataFrame:
