@@ -45,3 +45,23 @@ def test_forked_workers_give_the_serial_results(tmp_path, monkeypatch):
     assert [(c.measured, c.interval) for c in results[1].claims] == [
         (c.measured, c.interval) for c in results[2].claims
     ]
+
+
+def test_real_chunks_scores_are_reused_from_the_base_job(tiny):
+    """The real-vs-synthetic benchmark's real chunks are scored once, by the base job of the same
+    encoding: the assembled scores equal scoring the whole benchmark."""
+    import pandas as pd
+
+    from iclr26.tab_mia import make_benchmark, mia_scores
+    from iclr26.tab_mia.data import adult_table
+
+    table = adult_table()
+    base = make_benchmark(table.iloc[:24], 2, "line-sep", seed=42)
+    bench = experiment._synthetic_benches(table, ("line-sep",), 6, seed=0)["syn:line-sep"]
+    part = experiment._scored_part("syn:line-sep", bench, ("line-sep",))
+    assert part.label.tolist() == [0] * 6
+    assert experiment._scored_part("syn:json", bench, ("line-sep",)) is bench  # no base job to reuse
+    got = experiment._with_real_scores(
+        bench, mia_scores(tiny, part.input.tolist()), base, mia_scores(tiny, base.input.tolist())
+    )
+    pd.testing.assert_frame_equal(got, mia_scores(tiny, bench.input.tolist()), rtol=1e-5, atol=1e-7)

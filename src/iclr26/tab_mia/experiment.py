@@ -88,12 +88,37 @@ def _job(model, bench: pd.DataFrame, epochs: int, batch_size: int, seed: int):
         return mia_scores(tuned, texts, batch_size=batch_size), [float(x) for x in tuned.train_losses]
 
 
+#: Rows the CART synthesizer of the real-vs-synthetic benchmarks is fitted on (the first ones of Adult).
+SYNTH_FIT_ROWS = 10_000
+
+
 def _synthetic_benches(table, encodings, per_side: int, seed: int) -> dict[str, pd.DataFrame]:
     """The real-vs-synthetic benchmarks (the authors' ``main_syn``): the first ``per_side`` 2-row chunks of
-    Adult against as many chunks of CART-synthesized Adult rows (fitted on the whole table), per encoding."""
-    synthetic = cart_synthesize(table, 2 * per_side, seed=seed)
+    Adult against as many chunks of CART-synthesized Adult rows (fitted on the first SYNTH_FIT_ROWS
+    rows), per encoding."""
+    synthetic = cart_synthesize(table.iloc[:SYNTH_FIT_ROWS], 2 * per_side, seed=seed)
     real = table.iloc[: 2 * per_side]
     return {f"syn:{e}": make_synthetic_benchmark(real, synthetic, 2, e) for e in encodings}
+
+
+def _scored_part(key: str, bench: pd.DataFrame, encodings) -> pd.DataFrame:
+    """The texts a job scores: a real-vs-synthetic benchmark's real chunks are chunks of the same
+    encoding's benchmark, scored by its base-model job, so only its synthetic chunks are scored again."""
+    if key.startswith("syn:") and key.removeprefix("syn:") in encodings:
+        return bench[bench.label == 0]
+    return bench
+
+
+def _with_real_scores(bench: pd.DataFrame, synthetic_scores: pd.DataFrame, base: pd.DataFrame, base_scores):
+    """A real-vs-synthetic benchmark's scores in its row order: real chunks' from the base job of the same
+    encoding (the same texts; scores do not depend on the batch), synthetic chunks' from its own job."""
+    row_of = {text: i for i, text in enumerate(base.input)}
+    real = bench.input[bench.label == 1]
+    missing = [t for t in real if t not in row_of]
+    if missing:
+        raise RuntimeError(f"{len(missing)} real chunks are not in the base benchmark")
+    real_scores = base_scores.iloc[[row_of[t] for t in real]]
+    return pd.concat([real_scores, synthetic_scores], ignore_index=True)
 
 
 def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, batch_size, workers, syn_encodings):
@@ -104,15 +129,22 @@ def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, batch_size, w
     benches = {e: make_benchmark(table.iloc[: 2 * n_chunks], 2, e, seed=42) for e in encodings}
     benches |= _synthetic_benches(table, syn_encodings, n_chunks // 2, ctx.seed)
     jobs = [(e, k) for k in epochs_list for e in encodings] + [(e, 0) for e in benches]
+    parts = {key: _scored_part(key, bench, encodings) for key, bench in benches.items()}
     done = fork_map(
-        lambda job: _job(model, benches[job[0]], job[1], batch_size, ctx.seed),
+        lambda job: _job(model, parts[job[0]], job[1], batch_size, ctx.seed),
         jobs, workers=workers, progress=lambda it: ctx.progress(it, total=len(jobs), desc="jobs"),
     )  # fmt: skip
     runs = {e: {"labels": bench.label.to_numpy(), "scores": {}} for e, bench in benches.items()}
-    for (encoding, epochs), (scores, losses) in zip(jobs, done, strict=True):
-        runs[encoding]["scores"][epochs] = scores
+    for (key, epochs), (scores, losses) in zip(jobs, done, strict=True):
+        runs[key]["scores"][epochs] = scores
         if losses is not None:
-            runs[encoding][f"loss_{epochs}"] = losses
+            runs[key][f"loss_{epochs}"] = losses
+    for key, bench in benches.items():
+        enc = key.removeprefix("syn:")
+        if parts[key] is not bench:
+            runs[key]["scores"][0] = _with_real_scores(
+                bench, runs[key]["scores"][0], benches[enc], runs[enc]["scores"][0]
+            )
     return runs
 
 
