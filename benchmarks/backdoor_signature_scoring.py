@@ -3,9 +3,11 @@ loop ``score_channels_scalar`` (bd-vax ``antigen/scoring.py``).
 
 Random differential deltas for ``--layers`` layers of SmolLM2-135M's MLP (gate/up 1536 × 576, down
 576 × 1536), ``--n`` variants. The authors' function is loaded from ``--authors`` (a checkout outside this
-repository; default ``/tmp/backdoor-signature-authors``); without it only ours is timed. Reports the
-fastest of ``--repeats`` warm calls of each (wall-clock and process CPU time: on a shared machine the CPU
-time moves less with the load), the speed-ups and the largest relative score difference.
+repository holding ``antigen/scoring.py``; default ``/tmp/backdoor-signature-authors``); without it only
+ours is timed. Ours uses the compiled one-pass Gram kernel when numba is installed (the extra), else
+torch. Reports the fastest of ``--repeats`` warm calls of each (wall-clock and process CPU time: on a
+shared machine the CPU time moves less with the load), the speed-ups and the largest relative score
+difference.
 
 Run from the repository root::
 

@@ -86,6 +86,27 @@ def test_scores_match_formula_by_hand(gen):
     assert not any("proj" in k and "attn" in k for k in scores)
 
 
+@pytest.mark.parametrize("columns", [False, True])
+def test_compiled_gram_equals_torch_pairs(gen, columns):
+    """The compiled one-pass Gram matrices (numba) equal torch's pairwise dot products (the path
+    without numba) for 1-4 deltas, zero channels, transposed (non-contiguous) and bf16/float64 input."""
+    pytest.importorskip("numba")
+    from iclr26.backdoor_signature import _gram
+
+    for n in (1, 2, 4):
+        mats = [torch.randn(33, 17, generator=gen) for _ in range(n)]
+        mats[0][3] = 0.0
+        mats[-1][:, 5] = 0.0
+        mats[1 % n] = mats[1 % n].t().contiguous().t()  # a non-contiguous view
+        if n == 4:
+            mats[2], mats[3] = mats[2].to(torch.bfloat16), mats[3].double()
+        got = _gram.channel_gram(mats, columns)
+        want = _gram._gram_torch([m.float() for m in mats], columns)
+        assert got.shape == ((17 if columns else 33), n, n)
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got, got.transpose(0, 2, 1))
+
+
 def test_zero_channel_scores_zero_and_missing_module_kept(gen):
     deltas = random_deltas(gen, n=3)
     scores = bs.signature_scores(deltas)

@@ -102,7 +102,8 @@ def _check_adapter(adapter, name: str) -> Adapter:
 
 
 def _check_delta(delta, where: str) -> dict[str, torch.Tensor]:
-    """One variant's ``module -> ΔW``: a non-empty dict of finite 2-D tensors."""
+    """One variant's ``module -> ΔW``: a non-empty dict of 2-D tensors (the scored ones are checked
+    finite as they are scored: a NaN or inf makes a squared norm non-finite, so no extra pass)."""
     if not isinstance(delta, dict) or not delta:
         raise ValueError(
             f"{where} must be one variant's non-empty dict module -> ΔW (see differential_deltas)"
@@ -110,8 +111,6 @@ def _check_delta(delta, where: str) -> dict[str, torch.Tensor]:
     for key, m in delta.items():
         if not isinstance(m, torch.Tensor) or m.ndim != 2:
             raise ValueError(f"{where}[{key!r}] must be a 2-D tensor ΔW (out, in), got {type(m).__name__}")
-        if not torch.isfinite(m).all():
-            raise ValueError(f"{where}[{key!r}] holds NaN or inf")
     return delta
 
 
@@ -227,9 +226,10 @@ def signature_scores(
     """
     if len(deltas) < 2:
         raise ValueError(f"deltas must hold at least 2 variants (Eq. 2 needs pairs), got {len(deltas)}")
-    deltas = [_check_delta(d, f"deltas[{i}]") for i, d in enumerate(deltas)]
+    names = [f"deltas[{i}]" for i in range(len(deltas))]
+    deltas = [_check_delta(d, name) for d, name in zip(deltas, names)]
     lam = _check_lam(lam)
-    return _signature.score_deltas(deltas, _check_modules(modules), lam)
+    return _signature.score_deltas(deltas, _check_modules(modules), lam, names)
 
 
 def magnitude_scores(
@@ -241,7 +241,7 @@ def magnitude_scores(
     The authors' ``score_channels_scalar`` refuses one variant, so how the paper scored N = 1 is not in
     their code; ranking by this magnitude is our reading. Returns ``module_key -> (C,)`` float64 scores.
     """
-    return _signature.score_deltas([_check_delta(delta, "delta")], _check_modules(modules), 0.0)
+    return _signature.score_deltas([_check_delta(delta, "delta")], _check_modules(modules), 0.0, ["delta"])
 
 
 def select_signature(scores: dict[str, np.ndarray], ratio: float = 0.35) -> Signature:

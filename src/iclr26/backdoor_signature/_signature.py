@@ -13,6 +13,8 @@ import re
 import numpy as np
 import torch
 
+from ._gram import channel_gram
+
 MLP_MODULES = ("gate_proj", "up_proj", "down_proj")
 ATTENTION_MODULES = ("q_proj", "k_proj", "v_proj", "o_proj")
 _SUFFIX = re.compile(r"\.lora_([AB])(?:\.default)?\.weight$")
@@ -46,46 +48,48 @@ def module_type(key: str, modules: tuple[str, ...]) -> str | None:
     return next((t for t in MLP_MODULES if t in key), None)
 
 
-def score_module(deltas: list[torch.Tensor], kind: str, lam: float) -> np.ndarray:
+def score_module(deltas: list[torch.Tensor], kind: str, lam: float, names: list[str]) -> np.ndarray:
     """Eq. 2 for one module from ``N`` deltas ``ΔW`` ``(out, in)``: ``(C,)`` float64 scores (``N = 1``:
     the channel norms alone).
 
     Channels are rows for gate/up (``C = out``) and columns for down (``C = in``).
     ``s_j = mean_i ‖Δ_ij‖ + λ · 2/(N(N−1)) Σ_{i<l} max(0, cos(Δ_ij, Δ_lj))`` with
     ``cos = <Δ_ij, Δ_lj> / (max(‖Δ_ij‖, 1e-8) · max(‖Δ_lj‖, 1e-8))`` (PyTorch's ``cosine_similarity``;
-    a zero-norm channel has cosine 0). Vectorised over channels, float32 products, one pass over each
-    pair of ``(out, in)`` matrices in memory order (no transposed or stacked copy); sums in float64.
+    a zero-norm channel has cosine 0). Everything comes from each channel's Gram matrix
+    (:func:`_gram.channel_gram`: one pass over the deltas, products of float32 values). A NaN or inf
+    in ``deltas[i]`` makes its squared norms non-finite: ``ValueError`` naming ``names[i]``.
     """
-    axis = 0 if kind == "down_proj" else 1  # the axis a channel vector runs along
-    mats = [d.float() for d in deltas]
-    if axis == 0:  # column channels: reduce over rows, contiguous across columns
-        norms = torch.stack([(m * m).sum(0) for m in mats]).sqrt()
-        dot = lambda x, y: (x * y).sum(0)  # noqa: E731
-    else:
-        norms = torch.stack([torch.linalg.vector_norm(m, dim=1) for m in mats])
-        dot = lambda x, y: torch.linalg.vecdot(x, y, dim=1)  # noqa: E731
-    n = len(mats)
+    gram = channel_gram(deltas, columns=kind == "down_proj")
+    n = gram.shape[1]
+    squares = np.einsum("cii->ci", gram)  # (C, N)
+    finite = np.isfinite(squares).all(axis=0)
+    if not finite.all():
+        raise ValueError(
+            f"{names[int(np.argmin(finite))]} holds NaN or inf (or values whose squares overflow)"
+        )
+    norms = np.sqrt(squares)
     if n == 1:  # one variant: no pairs, so the magnitude term alone (see magnitude_scores)
-        return norms[0].double().numpy()
-    safe = norms.clamp_min(1e-8)
-    align = torch.zeros(norms.shape[1], dtype=torch.float64)
-    for i in range(n):
-        for j in range(i + 1, n):
-            cos = dot(mats[i], mats[j]) / (safe[i] * safe[j])
-            align += cos.clamp(-1.0, 1.0).clamp_min(0.0).double()
-    return (norms.double().mean(dim=0) + lam * align * (2.0 / (n * (n - 1)))).numpy()
+        return norms[:, 0].copy()
+    safe = np.maximum(norms, 1e-8)
+    cos = gram / (safe[:, :, None] * safe[:, None, :])
+    upper = np.triu_indices(n, k=1)
+    align = np.clip(cos[:, upper[0], upper[1]], 0.0, 1.0).sum(axis=1)
+    return norms.mean(axis=1) + lam * align * (2.0 / (n * (n - 1)))
 
 
-def score_deltas(deltas: list[dict[str, torch.Tensor]], modules: tuple[str, ...], lam: float):
+def score_deltas(
+    deltas: list[dict[str, torch.Tensor]], modules: tuple[str, ...], lam: float, names: list[str]
+):
     """``module_key -> (C,)`` scores over every scored module present in ≥ 2 variants (bd-vax rule;
-    every module of a single variant)."""
+    every module of a single variant); ``names[i]`` names ``deltas[i]`` in errors."""
     keys = sorted({k for d in deltas for k in d if module_type(k, modules) is not None})
     scores = {}
     for key in keys:
         kind = module_type(key, modules)
-        mats = [d[key] for d in deltas if key in d]
-        if len(mats) >= min(2, len(deltas)):
-            scores[key] = score_module(mats, kind, lam)
+        present = [i for i, d in enumerate(deltas) if key in d]
+        if len(present) >= min(2, len(deltas)):
+            mats = [deltas[i][key] for i in present]
+            scores[key] = score_module(mats, kind, lam, [f"{names[i]}[{key!r}]" for i in present])
     return scores
 
 
