@@ -52,6 +52,7 @@ PROGRAMS = {
         "import os\npid = os.fork()\nprint('parent' if pid else 'child')\nif pid:\n    os.waitpid(pid, 0)\n",
         "",
     ),
+    "closed_stdout": ("import sys\nprint('x')\nsys.stdout.close()\n", ""),  # exit 0, as python3
     "own_stdout": ("import os\nout = open(1, 'w', closefd=False)\nout.write('via fd 1')\n", ""),
     "name_main": ("if __name__ == '__main__':\n    import sys\n    print(__name__, sys.argv[0][-8:])\n", ""),
     "loop": ("while True:\n    pass\n", ""),

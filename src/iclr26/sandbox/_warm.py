@@ -124,13 +124,23 @@ def _finish(status, main):
     atexit._run_exitfuncs()
     main.__dict__.clear()  # the program's objects are finalized (their __del__, files they held)
     gc.collect()
+    os._exit(_flush_std(status))
+
+
+def _flush_std(status):
+    """Flush the standard streams as the interpreter does at exit: a stream that is None or closed (or
+    whose ``closed`` fails) is skipped; a failing flush makes the status 120, as in Py_FinalizeEx."""
     for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
         try:
-            if stream is not None:
-                stream.flush()
+            if stream is None or stream.closed:
+                continue
         except Exception:
-            status = 120  # as Py_FinalizeEx when flushing the standard streams fails
-    os._exit(status)
+            continue
+        try:
+            stream.flush()
+        except Exception:
+            status = 120
+    return status
 
 
 def _execute(code, namespace):
@@ -338,13 +348,7 @@ def _end_test(status, main):
     atexit._clear()
     main.__dict__.clear()
     gc.collect()
-    for stream in (sys.stdout, sys.stderr, sys.__stdout__, sys.__stderr__):
-        try:
-            if stream is not None:
-                stream.flush()
-        except Exception:
-            status = 120
-    return status
+    return _flush_std(status)
 
 
 def _runner(req, ctl, errpipe, cgroup_fds, compiled):
