@@ -353,9 +353,10 @@ def test_one_process_runs_a_submissions_tests_with_a_fresh_interpreters_outcomes
 
 
 def test_what_the_tests_of_one_process_share(per_process, need):
-    """Shared with the earlier tests: the interpreter (here a planted builtin; LiveCodeBench's
-    runner shares it too), the pid, the folder. Not shared: ``__main__``, stdin/stdout, what a test
-    left running (killed, with the runner: the next test gets a new process), the root supervisor."""
+    """Shared with the earlier tests: the interpreter's modules (LiveCodeBench's runner shares them
+    too), the pid, the folder. Not shared: ``__main__``, builtins (restored for each test),
+    stdin/stdout, what a test left running (killed, with the runner: the next test gets a new
+    process), the root supervisor."""
     need("python")
     src = (
         "import builtins, os, time\n"
@@ -376,16 +377,25 @@ def test_what_the_tests_of_one_process_share(per_process, need):
     results = per_process.run_tests(src, "python", ["a\n", "b\n", "leave\n", "c\n", "kill\n"])
     assert [r.status for r in results] == ["ok"] * 5, results
     lines = [r.stdout.split("\n")[0].split() for r in results]
-    assert [line[1:] for line in lines] == [
-        ["False", "False"],
-        ["True", "False"],
-        ["True", "False"],
-        ["False", "False"],  # a new process after the test that left a child running
-        ["True", "False"],
-    ]
+    assert [line[1:] for line in lines] == [["False", "False"]] * 5
     pids = [line[0] for line in lines]
-    assert pids[0] == pids[1] == pids[2] != pids[3] == pids[4]
+    assert pids[0] == pids[1] == pids[2] != pids[3] == pids[4]  # a new process after "leave"
     assert results[4].stdout.split("\n")[1] == "refused"
+
+
+def test_a_program_that_breaks_modules_or_builtins_does_not_break_the_runner(per_process, need):
+    """The runner's own tools are bound before any program runs, and builtins are restored for each
+    test: every test gets a fresh interpreter's outcome (modules stay as the earlier test left them)."""
+    need("python")
+    src = (
+        "import builtins, json, os, sys\n"
+        "print(input(), json.dumps is None)\n"
+        "json.dumps = os.dup2 = os.getpid = os.environ = None\n"
+        "builtins.zip = builtins.len = builtins.print = None\n"
+    )
+    results = per_process.run_tests(src, "python", ["a\n", "b\n", "c\n"])
+    assert [r.status for r in results] == ["ok"] * 3, results
+    assert [r.stdout for r in results] == ["a False\n", "b True\n", "c True\n"]
 
 
 def test_run_many_groups_jobs_by_program(per_submission, need):

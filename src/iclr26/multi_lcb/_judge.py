@@ -64,8 +64,8 @@ class Judge:
         False starts ``python3`` for every test (with ``isolation="test"``).
     isolation : str
         ``"process"``: a Python program's tests run one after another in one confined process (LCB's
-        sharing: imported modules and builtins carry over; each test has its own pipes, clock, CPU
-        limit and fresh ``__main__``; what a test leaves running is killed with the process and the
+        sharing: imported modules carry over; each test has its own pipes, clock, CPU limit, fresh
+        ``__main__`` and builtins; what a test leaves running is killed with the process and the
         next test gets a new one); other languages as ``"submission"``; needs a cgroup, else
         ``"submission"``. ``"submission"``: the tests of one program share one confined supervisor,
         set up once, and each runs in a child forked from it (its own process, pipes, limits and

@@ -48,8 +48,8 @@ SUBMISSION_NOTE = (
 #: Appended to ``Execution.isolation`` for a test run with ``isolation="process"``.
 PROCESS_NOTE = (
     "one test of a submission, run in the submission's one confined Python process after its earlier "
-    "tests (LiveCodeBench's sharing), with its own pipes, clock, CPU limit and fresh __main__; the "
-    "tests share that interpreter (imported modules, builtins, IPC namespace), uid, working folder and "
+    "tests (LiveCodeBench's sharing), with its own pipes, clock, CPU limit, fresh __main__ and builtins; "
+    "the tests share that interpreter (imported modules, IPC namespace), uid, working folder and "
     "cgroup, and anything a test left running besides it was killed, with it, before this one"
 )
 ISOLATION_MODES = ("test", "submission", "process")
@@ -261,8 +261,8 @@ class Sandbox:
         Same statuses as ``"test"``; the tests of a submission share its uid, folder and cgroup (see
         docs/sandbox.md). ``"process"``: as ``"submission"``, but a Python program's tests run one
         after another in one confined process (LiveCodeBench's design; no fork per test), each with
-        its own pipes, clock, CPU limit and fresh ``__main__``; they also share that interpreter's
-        state (imported modules, builtins), and a test can forge its own report; other languages
+        its own pipes, clock, CPU limit, fresh ``__main__`` and builtins; they also share that
+        interpreter's state (imported modules), and a test can forge its own report; other languages
         run as with ``"submission"``. Used only where warm workers can be (root, namespace
         isolation, ``python3`` on the sandbox's PATH), else :attr:`isolation` falls back to
         ``"test"``; ``"process"`` also needs a cgroup, else it falls back to ``"submission"``.

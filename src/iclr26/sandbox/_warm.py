@@ -355,9 +355,10 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     """Isolation per process: run the submission's tests one after another in this one process, as
     LiveCodeBench's runner does (see Suite). Confined once as a test's child is; then, for each test
     sent on ``ctl``, its pipes become fds 0-2 and the program runs in a fresh ``__main__``. Reports
-    ``[exit code, CPU seconds, peak RSS KiB, keep]``; when the program left threads running, this
-    process ends as the program's own would (its exit status then tells the supervisor), and it
-    ends after a test that brought its CPU time to the limit (the next test gets a fresh one)."""
+    ``[exit code, CPU seconds, peak RSS KiB, keep]``. Each test starts from the interpreter's own
+    builtins. When the program left threads running, or broke something the runner needs after it,
+    this process ends as the program's own would (its exit status then tells the supervisor); it
+    also ends after a test that brought its CPU time to the limit (the next test gets a fresh one)."""
     try:
         os.setsid()
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -381,8 +382,11 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     search_path = list(sys.path)
     set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
     base_limit = get_limit()
+    pristine = dict(builtins.__dict__)
+    # what the runner uses after a program ran, bound now: a program may rebind module attributes
+    dup2, getpid, setitimer, dumps, environ = os.dup2, os.getpid, signal.setitimer, json.dumps, os.environ
     channel = socket.socket(fileno=ctl)
-    me = os.getpid()
+    me = getpid()
     while True:
         msg, fds, _, _ = socket.recv_fds(channel, 16, 3)
         if not msg:
@@ -392,12 +396,12 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
         if cpu is not None:
             resource.setrlimit(resource.RLIMIT_CPU, (min(hard, int(used) + 1 + cpu), hard))
         for target, fd in zip((0, 1, 2), fds):
-            os.dup2(fd, target)
+            dup2(fd, target)
             os.close(fd)
         _fresh_stdio()
         os.fchdir(home)
-        os.environ.clear()
-        os.environ.update(req["env"])
+        environ.clear()
+        environ.update(req["env"])
         os.umask(0o022)
         sys.argv[:] = [path]
         sys.path[:] = search_path
@@ -405,21 +409,25 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
         set_limit(base_limit)
         random.seed()  # as a fresh interpreter seeds it
         status, main = _run_main(compiled, path, _SUITE_SHIFT)
-        if os.getpid() != me:  # a child the program forked ran to the program's end: it ends there
+        if getpid() != me:  # a child the program forked ran to the program's end: it ends there
             _finish(status, main)  # never returns
-        if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
-            _finish(status, main)  # never returns
-        status = _end_test(status, main)
-        signal.setitimer(signal.ITIMER_REAL, 0)
-        signal.setitimer(signal.ITIMER_VIRTUAL, 0)
-        signal.setitimer(signal.ITIMER_PROF, 0)
-        for target in (0, 1, 2):  # the test's pipes close: the host reads to their end
-            os.dup2(null, target)
-        _close_except(ctl, null, home)  # descriptors the program left open
-        now = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
-        keep = cpu is None or now < cpu
-        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-        channel.send(json.dumps([status, now - used, peak, keep]).encode())
+        try:
+            if "threading" in sys.modules and sys.modules["threading"].active_count() > 1:
+                raise RuntimeError("threads left running")
+            status = _end_test(status, main)
+            builtins.__dict__.clear()  # the next test (and the runner) get the interpreter's own
+            builtins.__dict__.update(pristine)
+            for timer in (signal.ITIMER_REAL, signal.ITIMER_VIRTUAL, signal.ITIMER_PROF):
+                setitimer(timer, 0)
+            for target in (0, 1, 2):  # the test's pipes close: the host reads to their end
+                dup2(null, target)
+            _close_except(ctl, null, home)  # descriptors the program left open
+            now = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
+            keep = cpu is None or now < cpu
+            peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+            channel.send(dumps([status, now - used, peak, keep]).encode())
+        except BaseException:  # threads left, or the program broke what the runner needs: end as
+            _finish(status, main)  # the program's own interpreter would (its status tells the host)
         if not keep:
             os._exit(0)
 
@@ -442,7 +450,10 @@ def _shared_suite(req, conn, errpipe, cgroup_fds, compiled):
                 ctl, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
                 runner = os.fork()
                 if runner == 0:
-                    _runner(req, theirs.detach(), errpipe, cgroup_fds, compiled)  # never returns
+                    try:
+                        _runner(req, theirs.detach(), errpipe, cgroup_fds, compiled)
+                    finally:  # the runner never returns into the supervisor's code
+                        os._exit(126)
                 theirs.close()
                 reported = 0.0
                 conn.send(json.dumps([runner]).encode())
