@@ -50,3 +50,21 @@ def test_results_folder_comes_from_the_cli_and_is_checked_before_any_work(tmp_pa
         experiment.run(RunContext("multi-lcb", out_dir=tmp_path / "c"))
     with pytest.raises(ValueError, match="disco does not take --results"):
         run_system(catalogue.get("disco"), out_dir=tmp_path / "d", options={"results": str(tmp_path)})
+
+
+def test_reference_rows_name_the_failing_programs():
+    from iclr26.multi_lcb import TestVerdict
+    from iclr26.multi_lcb.experiment import _reference_row
+
+    ok, wa, tle = (TestVerdict(v, "", 0.0) for v in ("OK", "WA", "TLE"))
+    row, passed, failures = _reference_row(
+        "Go", "go1.19", ["go a", "go b", "go c"], [[ok, ok], [ok, wa], [tle]]
+    )
+    assert passed == [True, False, False] and failures == ["go b: WA", "go c: TLE"]
+    assert row == {
+        "language": "Go",
+        "toolchain": "go1.19",
+        "problems": 3,
+        "tests": 5,
+        "reference pass rate": 1 / 3,
+    }

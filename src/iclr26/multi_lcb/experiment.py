@@ -55,6 +55,25 @@ def _authors_results(root: Path, languages) -> dict[str, dict[str, dict[str, flo
     return {m: per for m, per in out.items() if sizes[m] == full}
 
 
+def _reference_row(language: str, toolchain: str, names: list[str], verdicts) -> tuple[dict, list, list]:
+    """One row of the harness-validity table, whether each program passed all its tests, and the
+    failing programs named with their first failing verdict."""
+    passed = [all(v.ok for v in pv) for pv in verdicts]
+    failures = [
+        f"{name}: {next(v for v in pv if not v.ok).verdict}"
+        for name, pv, ok in zip(names, verdicts, passed)
+        if not ok
+    ]
+    row = {
+        "language": language,
+        "toolchain": toolchain,
+        "problems": len(names),
+        "tests": sum(len(pv) for pv in verdicts),
+        "reference pass rate": float(np.mean(passed)),
+    }
+    return row, passed, failures
+
+
 def run(ctx: RunContext) -> Result:
 
     from ..models import GenerationConfig
@@ -99,23 +118,15 @@ def run(ctx: RunContext) -> Result:
         rows, failures = [], []
         ok_all = []
         for i, lang in enumerate(present):
-            vs = verdicts[i * n_ref : (i + 1) * n_ref]
-            passed = [all(v.ok for v in pv) for pv in vs]
-            ok_all += passed
-            failures += [
-                f"{lang} {t}: {next(v for v in pv if not v.ok).verdict}"
-                for t, pv, p in zip(ref_ids, vs, passed)
-                if not p
-            ]
-            rows.append(
-                {
-                    "language": DISPLAY[lang],
-                    "toolchain": tools[lang]["version"],
-                    "problems": n_ref,
-                    "tests": sum(len(pv) for pv in vs),
-                    "reference pass rate": float(np.mean(passed)),
-                }
+            row, passed, failed = _reference_row(
+                DISPLAY[lang],
+                tools[lang]["version"],
+                [f"{lang} {t}" for t in ref_ids],
+                verdicts[i * n_ref : (i + 1) * n_ref],
             )
+            rows.append(row)
+            ok_all += passed
+            failures += failed
         rows += [
             {
                 "language": DISPLAY[lang],
@@ -129,24 +140,16 @@ def run(ctx: RunContext) -> Result:
         # our stdin-native problems: the Python references on their generated tests (stdin parsing,
         # multi-line and decimal outputs through the same judge)
         native = stdin_problems() if "python" in present else []
-        native_verdicts = judge.run_many([(p.meta["reference"], "python", p.tests) for p in native])
-        native_passed = [all(v.ok for v in pv) for pv in native_verdicts]
-        ok_all += native_passed
-        failures += [
-            f"python {p.question_id}: {next(v for v in pv if not v.ok).verdict}"
-            for p, pv, ok in zip(native, native_verdicts, native_passed)
-            if not ok
-        ]
         if native:
-            rows.append(
-                {
-                    "language": "Python (stdin-native problems, ours)",
-                    "toolchain": tools["python"]["version"],
-                    "problems": len(native),
-                    "tests": sum(len(pv) for pv in native_verdicts),
-                    "reference pass rate": float(np.mean(native_passed)),
-                }
+            row, passed, failed = _reference_row(
+                "Python (stdin-native problems, ours)",
+                tools["python"]["version"],
+                [f"python {p.question_id}" for p in native],
+                judge.run_many([(p.meta["reference"], "python", p.tests) for p in native]),
             )
+            rows.append(row)
+            ok_all += passed
+            failures += failed
         timings["a_s"] = time.perf_counter() - t0
         tables["harness validity (reference programs)"] = rows
         claims.append(
@@ -157,8 +160,9 @@ def run(ctx: RunContext) -> Result:
                 1.0,
                 exact=True,
                 paper="(our check; the authors validate their translated tests)",
-                scale=f"{n_ref} HumanEval problems x {len(present)} languages, "
-                f"{sum(r['tests'] for r in rows)} test runs",
+                scale=f"{n_ref} HumanEval problems x {len(present)} languages"
+                + (f" + {len(native)} stdin-native problems in Python" if native else "")
+                + f", {sum(r['tests'] for r in rows)} test runs",
                 detail="fraction of (problem, language) programs passing all tests"
                 + (f"; failures: {failures}" if failures else "")
                 + (f"; not available: {missing}" if missing else ""),

@@ -69,6 +69,13 @@ def _signed(scores: pd.DataFrame) -> np.ndarray:
     return np.where(np.isfinite(x), x, med)
 
 
+def _base_ppl_auroc(run: dict, seed: int) -> Estimate:
+    """Bootstrap of the base model's perplexity AUROC (label 1 scored higher), over the chunks."""
+    return bootstrap(
+        lambda s, y: _auroc(s[:, 0], y), _signed(run["scores"][0]), run["labels"], seed=seed, unit="chunks"
+    )
+
+
 def _paired(sa: np.ndarray, sb: np.ndarray, labels: np.ndarray, seed: int) -> Estimate:
     """Bootstrap of best AUROC(sa) - best AUROC(sb) over the same chunks (rows resampled together)."""
     return bootstrap(
@@ -214,15 +221,8 @@ def run(ctx: RunContext) -> Result:
         )
     )  # fmt: skip
     for enc, r in runs.items():
-        est = bootstrap(
-            lambda s, y: _auroc(s[:, 0], y),
-            _signed(r["scores"][0]),
-            r["labels"],
-            seed=ctx.seed,
-            unit="chunks",
-        )
         claims.append(
-            est.claim(
+            _base_ppl_auroc(r, ctx.seed).claim(
                 f"Control: the un-fine-tuned model does not separate members (perplexity AUROC, {enc})",
                 "within", 0.5, tolerance=0.15, paper="not stated (sanity control)", scale=scale,
                 detail="members and non-members are rows of the same table; AUROC of -ppl",
@@ -242,15 +242,8 @@ def run(ctx: RunContext) -> Result:
             )
         )
     for enc, r in synthetic.items():
-        est = bootstrap(
-            lambda s, y: _auroc(s[:, 0], y),
-            _signed(r["scores"][0]),
-            r["labels"],
-            seed=ctx.seed,
-            unit="chunks",
-        )
         claims.append(
-            est.claim(
+            _base_ppl_auroc(r, ctx.seed).claim(
                 f"The pretrained model finds real Adult rows more likely than synthetic ones "
                 f"(main_syn protocol, perplexity AUROC, {enc})",
                 ">", 0.5, paper="protocol in the authors' main_syn.py; no number in the abstract",
