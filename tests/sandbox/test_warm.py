@@ -384,18 +384,28 @@ def test_what_the_tests_of_one_process_share(per_process, need):
 
 
 def test_a_program_that_breaks_modules_or_builtins_does_not_break_the_runner(per_process, need):
-    """The runner's own tools are bound before any program runs, and builtins are restored for each
-    test: every test gets a fresh interpreter's outcome (modules stay as the earlier test left them)."""
+    """Builtins are restored for each test, and a test that changes a module the runner uses gets the
+    next test a fresh process: every test gets a fresh interpreter's outcome. Other modules stay as
+    the earlier test left them (as in LCB)."""
     need("python")
     src = (
-        "import builtins, json, os, sys\n"
-        "print(input(), json.dumps is None)\n"
-        "json.dumps = os.dup2 = os.getpid = os.environ = None\n"
+        "import builtins, io, json, os, socket, statistics\n"
+        "print(input(), json.dumps is None, hasattr(statistics, 'planted'), os.getpid())\n"
+        "statistics.planted = 1\n"
+        "if input() == 'break':\n"
+        "    json.dumps = os.dup2 = os.getpid = os.environ = socket.recv_fds = io.TextIOWrapper = None\n"
         "builtins.zip = builtins.len = builtins.print = None\n"
     )
-    results = per_process.run_tests(src, "python", ["a\n", "b\n", "c\n"])
-    assert [r.status for r in results] == ["ok"] * 3, results
-    assert [r.stdout for r in results] == ["a False\n", "b True\n", "c True\n"]
+    results = per_process.run_tests(src, "python", ["a\nkeep\n", "b\nbreak\n", "c\nkeep\n", "d\nkeep\n"])
+    assert [r.status for r in results] == ["ok"] * 4, results
+    rows = [r.stdout.split() for r in results]
+    assert [row[:3] for row in rows] == [
+        ["a", "False", "False"],
+        ["b", "False", "True"],  # a module the runner does not use carries over
+        ["c", "False", "False"],  # a new process after "break"
+        ["d", "False", "True"],
+    ]
+    assert rows[0][3] == rows[1][3] != rows[2][3] == rows[3][3]
 
 
 def test_run_many_groups_jobs_by_program(per_submission, need):

@@ -320,22 +320,23 @@ def _close_except(*keep):
     os.closerange(low, 1 << 20)
 
 
-def _fresh_stdio():
-    """New ``sys.stdin``/``stdout``/``stderr`` over fds 0-2, made as the interpreter makes them at start
-    (same encoding, errors, buffering), so nothing an earlier test buffered or replaced carries over."""
+def _stdio_settings():
+    """How the interpreter made fds 0-2's streams at start: ``(name, fd, mode, TextIOWrapper options)``."""
+    out = []
     for name, fd, mode in (("stdin", 0, "r"), ("stdout", 1, "w"), ("stderr", 2, "w")):
-        old = getattr(sys, "__" + name + "__")
+        s = getattr(sys, "__" + name + "__")
+        options = dict(encoding=s.encoding, errors=s.errors, newline="\n", line_buffering=s.line_buffering)
+        out.append((name, fd, mode, options | dict(write_through=s.write_through)))
+    return out
+
+
+def _fresh_stdio(settings):
+    """New ``sys.stdin``/``stdout``/``stderr`` over fds 0-2 made with ``settings`` (_stdio_settings), so
+    nothing an earlier test buffered or replaced carries over."""
+    for name, fd, mode, options in settings:
         raw = io.FileIO(fd, mode + "b", closefd=False)
         raw.name = "<" + name + ">"
-        buf = io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw)
-        new = io.TextIOWrapper(
-            buf,
-            encoding=old.encoding,
-            errors=old.errors,
-            newline="\n",
-            line_buffering=old.line_buffering,
-            write_through=old.write_through,
-        )
+        new = io.TextIOWrapper(io.BufferedReader(raw) if mode == "r" else io.BufferedWriter(raw), **options)
         new.mode = mode
         setattr(sys, name, new)
         setattr(sys, "__" + name + "__", new)
@@ -358,7 +359,8 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     ``[exit code, CPU seconds, peak RSS KiB, keep]``. Each test starts from the interpreter's own
     builtins. When the program left threads running, or broke something the runner needs after it,
     this process ends as the program's own would (its exit status then tells the supervisor); it
-    also ends after a test that brought its CPU time to the limit (the next test gets a fresh one)."""
+    also ends after a test that brought its CPU time to the limit or changed a module the runner
+    uses (os, io, socket, ...): the next test gets a fresh one."""
     try:
         os.setsid()
         _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
@@ -383,6 +385,9 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
     base_limit = get_limit()
     pristine = dict(builtins.__dict__)
+    stdio = _stdio_settings()
+    # the modules the runner itself uses: a test that changes one of them gets the next test a new runner
+    watched = [(m, dict(vars(m))) for m in (os, io, socket, resource, random, json, signal, atexit, gc)]
     # what the runner uses after a program ran, bound now: a program may rebind module attributes
     dup2, getpid, setitimer, dumps, environ = os.dup2, os.getpid, signal.setitimer, json.dumps, os.environ
     channel = socket.socket(fileno=ctl)
@@ -398,7 +403,7 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
         for target, fd in zip((0, 1, 2), fds):
             dup2(fd, target)
             os.close(fd)
-        _fresh_stdio()
+        _fresh_stdio(stdio)
         os.fchdir(home)
         environ.clear()
         environ.update(req["env"])
@@ -423,7 +428,7 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
                 dup2(null, target)
             _close_except(ctl, null, home)  # descriptors the program left open
             now = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
-            keep = cpu is None or now < cpu
+            keep = (cpu is None or now < cpu) and all(vars(m) == saved for m, saved in watched)
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             channel.send(dumps([status, now - used, peak, keep]).encode())
         except BaseException:  # threads left, or the program broke what the runner needs: end as
