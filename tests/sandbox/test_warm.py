@@ -399,6 +399,19 @@ def test_a_program_that_breaks_modules_or_builtins_does_not_break_the_runner(per
     results = per_process.run_tests(src, "python", ["a\nkeep\n", "b\nbreak\n", "c\nkeep\n", "d\nkeep\n"])
     assert [r.status for r in results] == ["ok"] * 4, results
     rows = [r.stdout.split() for r in results]
+    settings = (
+        "import gc, sys\n"
+        "hooks = sys.excepthook is sys.__excepthook__\n"
+        "print(sys.get_int_max_str_digits(), gc.isenabled(), sys.gettrace(), hooks)\n"
+        "if input() == 'raise':\n"
+        "    raise ValueError('x')\n"
+        "sys.set_int_max_str_digits(640); gc.disable(); sys.settrace(lambda *a: None)\n"
+        "sys.excepthook = sys.__excepthook__ = print\n"
+    )
+    changed, raised = per_process.run_tests(settings, "python", ["set\n", "raise\n"])
+    assert (changed.status, changed.stdout) == ("ok", "4300 True None True\n"), changed
+    assert (raised.status, raised.stdout) == ("runtime_error", "4300 True None True\n"), raised
+    assert "Traceback" in raised.stderr and "ValueError: x" in raised.stderr  # the default hook again
     assert [row[:3] for row in rows] == [
         ["a", "False", "False"],
         ["b", "False", "True"],  # a module the runner does not use carries over

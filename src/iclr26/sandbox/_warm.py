@@ -384,6 +384,7 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     search_path = list(sys.path)
     set_limit, get_limit = sys.setrecursionlimit, sys.getrecursionlimit
     base_limit = get_limit()
+    excepthook, digits = sys.__excepthook__, sys.get_int_max_str_digits()
     pristine = dict(builtins.__dict__)
     stdio = _stdio_settings()
     # the modules the runner itself uses: a test that changes one of them gets the next test a new runner
@@ -412,6 +413,11 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
         sys.path[:] = search_path
         sys.setrecursionlimit, sys.getrecursionlimit = set_limit, get_limit
         set_limit(base_limit)
+        sys.excepthook = sys.__excepthook__ = excepthook  # the interpreter-wide settings a program
+        sys.set_int_max_str_digits(digits)  # may change, as a fresh interpreter starts with them
+        sys.settrace(None)
+        sys.setprofile(None)
+        gc.enable()
         random.seed()  # as a fresh interpreter seeds it
         status, main = _run_main(compiled, path, _SUITE_SHIFT)
         if getpid() != me:  # a child the program forked ran to the program's end: it ends there
