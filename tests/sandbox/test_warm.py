@@ -52,6 +52,8 @@ PROGRAMS = {
         "import os\npid = os.fork()\nprint('parent' if pid else 'child')\nif pid:\n    os.waitpid(pid, 0)\n",
         "",
     ),
+    "hook_none": ("import sys\nsys.excepthook = None\nraise ValueError('x')\n", ""),  # "Error in ..."
+    "hook_missing": ("import sys\ndel sys.excepthook\nraise ValueError('x')\n", ""),
     "closed_stdout": ("import sys\nprint('x')\nsys.stdout.close()\n", ""),  # exit 0, as python3
     "own_stdout": ("import os\nout = open(1, 'w', closefd=False)\nout.write('via fd 1')\n", ""),
     "name_main": ("if __name__ == '__main__':\n    import sys\n    print(__name__, sys.argv[0][-8:])\n", ""),

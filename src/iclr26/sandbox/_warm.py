@@ -51,6 +51,7 @@ import importlib.machinery
     + r'''
 
 _libc = ctypes.CDLL(None, use_errno=True)
+_DEFAULT_HOOK = sys.__excepthook__  # the interpreter's own display, whatever a program rebinds
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
 CLONE_NEWIPC = 0x08000000
 
@@ -204,10 +205,37 @@ def _run_main(compiled, path, shift):
     except SystemExit as exc:
         status = _exit_code(exc.code)
     except BaseException as exc:
-        exc = exc.with_traceback(_program_frames(exc.__traceback__, path))
-        sys.excepthook(type(exc), exc, exc.__traceback__)
+        _report(exc.with_traceback(_program_frames(exc.__traceback__, path)))
         status = 1
     return status, main
+
+
+def _report(exc):
+    """Print an uncaught exception as the interpreter does (PyErr_Print): through ``sys.excepthook``;
+    when that is missing or fails, the default display, with the hook's own error first."""
+    try:
+        hook = sys.excepthook
+    except AttributeError:
+        _write_stderr("sys.excepthook is missing\n")
+        _DEFAULT_HOOK(type(exc), exc, exc.__traceback__)
+        return
+    try:
+        hook(type(exc), exc, exc.__traceback__)
+    except BaseException as failure:  # the hook's frames only (not this one's), as from C
+        failure = failure.with_traceback(failure.__traceback__.tb_next)
+        if failure.__context__ is exc:  # raised here, not while the program handled exc
+            failure.__context__ = None
+        _write_stderr("Error in sys.excepthook:\n")
+        _DEFAULT_HOOK(type(failure), failure, failure.__traceback__)
+        _write_stderr("\nOriginal exception was:\n")
+        _DEFAULT_HOOK(type(exc), exc, exc.__traceback__)
+
+
+def _write_stderr(text):
+    try:
+        sys.stderr.write(text)
+    except Exception:
+        pass
 
 
 def _compile(path):
