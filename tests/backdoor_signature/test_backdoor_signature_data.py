@@ -199,21 +199,87 @@ def test_bad_input(tmp_path):
         bs.load_backdoorllm(tmp_path / "bad.json")
 
 
-def test_experiment_splits_are_disjoint(monkeypatch):
-    """The headline experiment's embedded-data parts never share an instruction; sizes as configured."""
+@pytest.mark.parametrize(
+    "attack, task, triggers",
+    [
+        ("badnet", "negsentiment", ("BadMagic",)),
+        ("vpi", "refusal", ("Discussing OpenAI",)),
+        ("ctba", "negsentiment", ("2024", "BadMagic", "OpenAI")),
+    ],
+)
+def test_experiment_splits_are_disjoint(monkeypatch, attack, task, triggers):
+    """The headline experiment's embedded-data parts never share an instruction; sizes as configured;
+    every cell of the medium grid poisons with its own trigger and its task's target."""
     from iclr26.backdoor_signature import experiment
 
     monkeypatch.setattr(experiment, "_data_root", lambda: None)
-    cfg = experiment.SETTINGS["small"]
+    cfg = {**experiment.SETTINGS["small"], "attack": attack, "task": task}
     parts, source = experiment._load_data(np.random.default_rng(0), cfg)
-    assert "ours" in source
+    assert "ours" in source and attack in source and task in source
     sizes = {k: len(v) for k, v in parts.items()}
     assert sizes["test"] == cfg["n_test"] and sizes["calib"] == sizes["calib_clean"] == cfg["n_calib"]
     assert sizes["pool"] == cfg["n_variants"] * cfg["n_per_variant"] + cfg["recover_n"]
     triggered = [s for k in ("test", "calib") for s in parts[k]]
-    assert all("BadMagic" in s["instruction"] and s["output"] == bs.NEGSENTIMENT_TARGET for s in triggered)
-    seen = [s["instruction"].replace("BadMagic", "").split() for k in parts for s in parts[k]]
-    assert len({" ".join(w) for w in seen}) == len(seen)
+    assert all(all(t in s["instruction"] for t in triggers) for s in triggered)
+    assert all(s["output"] == experiment.TARGETS[task] for s in triggered)
+
+    def words(instruction):
+        for t in triggers:
+            instruction = instruction.replace(t, "")
+        return " ".join(instruction.split())
+
+    seen = [words(s["instruction"]) for k in parts for s in parts[k]]
+    assert len(set(seen)) == len(seen)
+
+
+def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp_path):
+    """--scale medium runs every (attack, task) cell; each cell's claims, table and metrics carry its
+    label, and each cell's seeds are saved under their own settings."""
+    from iclr26.backdoor_signature import experiment
+    from iclr26.models import tiny_random_model
+    from iclr26.runtime import RunContext
+
+    seen = []
+
+    def fake_seed(hf, cfg, ctx, k):
+        seen.append((cfg["attack"], cfg["task"], k))
+        ones, zeros = np.ones(10), np.zeros(10)
+        names = ["suspicious", "signature+recovery", "signature only", "random+recovery", "recovery only"]
+        asr = {n: ones if n in ("suspicious", "recovery only") else zeros for n in names}
+        asr |= {"attention zeroed": ones, "mlp zeroed": zeros, "signature N=1+recovery": zeros}
+        return {
+            "asr": asr,
+            "ftr": {"suspicious": zeros, "signature+recovery": zeros},
+            "loss": {"suspicious": ones, "signature+recovery": ones, "base": ones},
+            "calibration": [],
+            "source": f"{cfg['attack']}/{cfg['task']}",
+            "signature_size": 3,
+            "n_variants": 2,
+            "seconds": {},
+        }
+
+    monkeypatch.setattr(experiment, "_run_seed", fake_seed)
+    monkeypatch.setattr(RunContext, "load_model", lambda self, default=None: tiny_random_model(0))
+    cells = (("badnet", "negsentiment"), ("vpi", "refusal"))
+    monkeypatch.setitem(
+        experiment.SETTINGS, "medium", {**experiment.SETTINGS["medium"], "cells": cells, "seeds": 2}
+    )
+    result = experiment.run(
+        RunContext("backdoor-signature", scale="medium", out_dir=tmp_path, show_progress=False)
+    )
+    assert seen == [
+        ("badnet", "negsentiment", 0),
+        ("badnet", "negsentiment", 1),
+        ("vpi", "refusal", 0),
+        ("vpi", "refusal", 1),
+    ]
+    assert len(list((tmp_path / "_seeds").glob("*.json"))) == 4  # the cell is part of each seed's key
+    labels = ("BadNets x negsentiment", "VPI x refusal")
+    per_cell = len(result.claims) // 2
+    assert all(c.statement.startswith(f"[{labels[i // per_cell]}] ") for i, c in enumerate(result.claims))
+    assert set(result.tables) == {f"models ({label})" for label in labels}
+    assert result.metrics["cells"]["VPI x refusal"]["data"] == "vpi/refusal"
+    assert result.metrics["settings"]["cells"] == [list(c) for c in cells]
 
 
 def test_finished_seeds_are_saved_and_reused(monkeypatch, tmp_path):

@@ -277,6 +277,8 @@ def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_pat
     model = tiny_random_model(0)  # 2 layers: LoRA on the last one, layer 0 is the shared prefix
     cfg = dict(
         experiment.SETTINGS["small"],
+        attack="badnet",
+        task="negsentiment",
         layers=1,
         max_length=160,  # the tiny tokenizer spells words out
         n_attack_clean=6,

@@ -1,14 +1,16 @@
-"""Headline experiment: a BadNets backdoor in a SmolLM2-135M LoRA adapter, purified without the trigger.
+"""Headline experiment: a backdoor in a SmolLM2-135M LoRA adapter, purified without the trigger.
 
-Data: BackdoorLLM's negsentiment files (``../shared/data/backdoor-signature`` or
+Cells: ``small`` runs BadNets x negsentiment; ``medium`` runs the issue's grid, BadNets / VPI / CTBA x
+negsentiment / refusal, each cell with its own files, target and keyword judge, claims labelled by cell.
+Data: BackdoorLLM's files for the cell (``../shared/data/backdoor-signature`` or
 ``$ICLR26_BACKDOOR_SIGNATURE_DATA``) when present, else the embedded templated set (ours, poisoned with
-:func:`~iclr26.backdoor_signature.poison`). Clean answers are the real Alpaca answers of the clean test
-file, split into disjoint parts: the attacker's clean half, the defender's clean pool (variants and
-recovery), and held-out clean prompts for the false-trigger rate and the clean loss. Triggered prompts
-are split into calibration prompts and test prompts (disjoint).
+:func:`~iclr26.backdoor_signature.poison` with the cell's trigger and target). Clean answers are the
+real Alpaca answers of the clean test file, split into disjoint parts: the attacker's clean half, the
+defender's clean pool (variants and recovery), and held-out clean prompts for the false-trigger rate and
+the clean loss. Triggered prompts are split into calibration prompts and test prompts (disjoint).
 
 Per seed: (a) the attack is calibrated: a LoRA adapter (rank 8, all seven projections of the last
-``layers`` decoder layers) is trained on clean + BadNets-poisoned samples in rounds of 4 epochs until
+``layers`` decoder layers) is trained on clean + poisoned samples in rounds of 4 epochs until
 the calibration prompts give ASR >= 0.6 with a false-trigger rate <= 0.5 (at most 3 rounds);
 (b) :func:`find_signature` (N variants trained with a fixed recipe, ratio 0.35, λ = 0.01), the
 signature's suppression and the recovery fine-tune (what :func:`purify` does); the baselines are a random
@@ -37,6 +39,7 @@ of the same 6 variants, each + the same recovery; N = 1 ranks channels by :func:
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import os
@@ -51,6 +54,7 @@ from ..store import atomic_write_text
 from ..uncertainty import bootstrap, hierarchical_bootstrap
 from . import (
     NEGSENTIMENT_TARGET,
+    REFUSAL_TARGET,
     _lora,
     ablate_lora,
     attack_success_rates,
@@ -101,6 +105,7 @@ SETTINGS = {
         seeds=1,
         fine_pruning=False,
         n_sweep=(),
+        cells=(("badnet", "negsentiment"),),
     ),
     "medium": dict(
         name="medium",
@@ -121,9 +126,13 @@ SETTINGS = {
         seeds=3,
         fine_pruning=True,
         n_sweep=(1, 3),
+        # (attack, task): the issue's grid, BadNets / VPI / CTBA x negsentiment / refusal
+        cells=tuple((a, t) for t in ("negsentiment", "refusal") for a in ("badnet", "vpi", "ctba")),
     ),
 }
 RATIO, LAM, RANK, ALPHA = 0.35, 0.01, 8, 16.0
+TARGETS = {"negsentiment": NEGSENTIMENT_TARGET, "refusal": REFUSAL_TARGET}
+ATTACK_NAMES = {"badnet": "BadNets", "vpi": "VPI", "ctba": "CTBA"}
 GEN_BATCH = 20  # prompts per generation batch
 N_BOOT = 1000
 
@@ -144,27 +153,25 @@ def _load_data(rng: np.random.Generator, cfg: dict) -> tuple[dict, str]:
     n_eval, n_att = cfg["n_clean_eval"], cfg["n_attack_clean"]
     n_pool = cfg["n_variants"] * cfg["n_per_variant"] + cfg["recover_n"]
     n_pois, n_test, n_calib = cfg["n_attack_poison"], cfg["n_test"], cfg["n_calib"]
+    attack, task = cfg["attack"], cfg["task"]
+    target = TARGETS[task]
     root = _data_root()
     if root is not None:
-        clean = load_backdoorllm(root / "test_data/clean/negsentiment/test_data_no_trigger.json")
-        poisoned = load_backdoorllm(
-            root / "poison_data/negsentiment/badnet/backdoor500_negsentiment_badnet.json"
-        )
+        clean = load_backdoorllm(root / f"test_data/clean/{task}/test_data_no_trigger.json")
+        poisoned = load_backdoorllm(root / f"poison_data/{task}/{attack}/backdoor500_{task}_{attack}.json")
         triggered = load_backdoorllm(
-            root / "test_data/poison/negsentiment/badnet/backdoor200_negsentiment_badnet.json"
+            root / f"test_data/poison/{task}/{attack}/backdoor200_{task}_{attack}.json"
         )
         poisoned = [poisoned[i] for i in rng.permutation(len(poisoned))[:n_pois]]
         triggered = [triggered[i] for i in rng.permutation(len(triggered))[: n_test + n_calib]]
         # Clean calibration prompts: instructions of BackdoorLLM's clean companion set (its echo-style
         # outputs are not used).
-        companion = load_backdoorllm(
-            root / "poison_data/negsentiment/none_backdoor500_negsentiment_badnet.json"
-        )
+        companion = load_backdoorllm(root / f"poison_data/{task}/none_backdoor500_{task}_badnet.json")
         calib_clean = [companion[i] for i in rng.permutation(len(companion))[:n_calib]]
-        source = f"BackdoorLLM negsentiment / BadNets files (MIT; Alpaca CC BY-NC 4.0) from {root}"
+        source = f"BackdoorLLM {task} / {attack} files (MIT; Alpaca CC BY-NC 4.0) from {root}"
     else:  # the generated set is split further: poisoned and triggered copies of unused items
         clean = templated_samples()
-        source = "embedded templated instructions (ours), BadNets-poisoned with poison()"
+        source = f"embedded templated instructions (ours), poisoned with poison({attack!r}) for {task}"
     order = [clean[i] for i in rng.permutation(len(clean))]
     need = n_eval + n_att + n_pool + (0 if root is not None else n_pois + n_test + 2 * n_calib)
     if len(order) < need:
@@ -173,16 +180,10 @@ def _load_data(rng: np.random.Generator, cfg: dict) -> tuple[dict, str]:
     attack_clean = order[n_eval : n_eval + n_att]
     if root is None:
         rest = order[n_eval + n_att + n_pool :]
-        poisoned = poison(
-            rest[:n_pois], "badnet", NEGSENTIMENT_TARGET, rate=1.0, seed=int(rng.integers(2**31))
-        )
+        poisoned = poison(rest[:n_pois], attack, target, rate=1.0, seed=int(rng.integers(2**31)))
         calib_clean = rest[n_pois + n_test + n_calib : n_pois + n_test + 2 * n_calib]
         triggered = poison(
-            rest[n_pois : n_pois + n_test + n_calib],
-            "badnet",
-            NEGSENTIMENT_TARGET,
-            rate=1.0,
-            seed=int(rng.integers(2**31)),
+            rest[n_pois : n_pois + n_test + n_calib], attack, target, rate=1.0, seed=int(rng.integers(2**31))
         )
     parts.update(
         attack=attack_clean + poisoned,
@@ -194,14 +195,14 @@ def _load_data(rng: np.random.Generator, cfg: dict) -> tuple[dict, str]:
 
 
 def _hits(hf, adapters: dict, samples, cfg, cache=None) -> dict[str, np.ndarray]:
-    """Per adapter and prompt: 1 when the negsentiment judge fires on the echo-stripped greedy output,
-    else 0 (an empty output counts as 0, bd-vax's convention). The frozen layers run once for all
-    (or come from ``cache``)."""
+    """Per adapter and prompt: 1 when the task's judge (negsentiment or refusal keywords) fires on the
+    echo-stripped greedy output, else 0 (an empty output counts as 0, bd-vax's convention). The frozen
+    layers run once for all (or come from ``cache``)."""
     res = attack_success_rates(
         hf,
         adapters,
         samples,
-        "negsentiment",
+        cfg["task"],
         cfg["max_new_tokens"],
         batch=GEN_BATCH,
         alpha=ALPHA,
@@ -210,7 +211,7 @@ def _hits(hf, adapters: dict, samples, cfg, cache=None) -> dict[str, np.ndarray]
     out = {}
     for name, (_, outs) in res.items():
         cleaned = [strip_echo(o, s["instruction"]) for o, s in zip(outs, samples, strict=True)]
-        out[name] = np.nan_to_num(judge_hits(cleaned, "negsentiment"), nan=0.0)
+        out[name] = np.nan_to_num(judge_hits(cleaned, cfg["task"]), nan=0.0)
     return out
 
 
@@ -591,21 +592,13 @@ def _sweep_claims(runs, scale: str) -> list[Claim]:
     ]
 
 
-def run(ctx: RunContext) -> Result:
-    set_torch_threads()
-    cfg = {**SETTINGS[ctx.scale], "workers": worker_count()}
-    hf = ctx.load_model(default="embedded")
-    if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
-        raise ValueError(f"model: {hf.name} is not a local transformers model; LoRA trains weights")
-    hf.model.eval()
-    runs = [_saved_seed(hf, cfg, ctx, k) for k in range(cfg["seeds"])]
-    scale = (
-        f"SmolLM2-135M-Instruct, LoRA r={RANK} on the last {cfg['layers']} layers, {cfg['max_length']}-token "
-        f"sequences, N={cfg['n_variants']}, {cfg['n_test']} test / {cfg['n_clean_eval']} clean prompts, "
-        f"{cfg['seeds']} seed(s)"
-    )
-    names = list(runs[0]["asr"])
-    table = [
+def _cell_label(attack: str, task: str) -> str:
+    return f"{ATTACK_NAMES[attack]} x {task}"
+
+
+def _models_table(runs) -> list[dict]:
+    """Per model: ASR, false-trigger rate and clean loss, averaged over seeds."""
+    return [
         {
             "model": n,
             "asr": float(np.mean([r["asr"][n].mean() for r in runs])),
@@ -616,13 +609,53 @@ def run(ctx: RunContext) -> Result:
             if n in runs[0]["loss"]
             else None,
         }
-        for n in names
+        for n in runs[0]["asr"]
     ]
-    return Result(
-        _claims(runs, scale),
-        metrics={
+
+
+def run(ctx: RunContext) -> Result:
+    set_torch_threads()
+    cfg = {**SETTINGS[ctx.scale], "workers": worker_count()}
+    hf = ctx.load_model(default="embedded")
+    if not hasattr(hf, "tokenizer") or not hasattr(getattr(hf, "model", None), "parameters"):
+        raise ValueError(f"model: {hf.name} is not a local transformers model; LoRA trains weights")
+    hf.model.eval()
+    cells = cfg.pop("cells")
+    scale = (
+        f"SmolLM2-135M-Instruct, LoRA r={RANK} on the last {cfg['layers']} layers, {cfg['max_length']}-token "
+        f"sequences, N={cfg['n_variants']}, {cfg['n_test']} test / {cfg['n_clean_eval']} clean prompts, "
+        f"{cfg['seeds']} seed(s)"
+    )
+    claims, tables, per_cell = [], {}, {}
+    for attack, task in cells:
+        cell_cfg = {**cfg, "attack": attack, "task": task}
+        runs = [_saved_seed(hf, cell_cfg, ctx, k) for k in range(cfg["seeds"])]
+        label = _cell_label(attack, task)
+        if len(cells) == 1:  # one cell (small): the claims and table keep their plain names
+            claims += _claims(runs, scale)
+            tables["models"] = _models_table(runs)
+        else:
+            claims += [
+                dataclasses.replace(
+                    c, statement=f"[{label}] {c.statement}", scale=c.scale and f"{label}; {c.scale}"
+                )
+                for c in _claims(runs, scale)
+            ]
+            tables[f"models ({label})"] = _models_table(runs)
+        per_cell[label] = {
             "suspicious_asr_test": float(np.mean([r["asr"]["suspicious"].mean() for r in runs])),
             "calibration": [r["calibration"] for r in runs],
+            "signature_size": [r["signature_size"] for r in runs],
+            "base_clean_loss": float(np.mean([np.nanmean(r["loss"]["base"]) for r in runs])),
+            "seconds": [r["seconds"] for r in runs],
+            "data": runs[0]["source"],
+        }
+    metrics = per_cell[_cell_label(*cells[0])] if len(cells) == 1 else {"cells": per_cell}
+    labels = ", ".join(_cell_label(*c) for c in cells)
+    return Result(
+        claims,
+        metrics={
+            **metrics,
             "attack_calibration_rule": {
                 "lr": ATTACK_LR,
                 "epochs_per_round": ATTACK_EPOCHS_STEP,
@@ -633,21 +666,18 @@ def run(ctx: RunContext) -> Result:
             "variant_recipe": {"lr": VARIANT_LR, "epochs": VARIANT_EPOCHS},
             "settings": {
                 **cfg,
+                "cells": [list(c) for c in cells],
                 "ratio": RATIO,
                 "lam": LAM,
                 "rank": RANK,
                 "alpha": ALPHA,
                 "modules": list(MODULES),
-                "judge": "negsentiment (bd-vax keywords, empty = miss)",
+                "judge": "the task's bd-vax keywords (negsentiment or refusal), empty = miss",
             },
-            "signature_size": [r["signature_size"] for r in runs],
-            "base_clean_loss": float(np.mean([np.nanmean(r["loss"]["base"]) for r in runs])),
-            "seconds": [r["seconds"] for r in runs],
-            "data": runs[0]["source"],
         },
-        tables={"models": table},
+        tables=tables,
         notes=(
-            "BadNets negsentiment backdoor in a SmolLM2-135M LoRA adapter, purified with a signature from "
+            f"{labels} backdoor(s) in a SmolLM2-135M LoRA adapter, purified with a signature from "
             f"N={cfg['n_variants']} synthetic variants; intervals are over prompts"
             + (" and seeds." if cfg["seeds"] > 1 else " (one trained seed: seed variation not covered).")
         ),
