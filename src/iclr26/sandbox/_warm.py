@@ -80,11 +80,19 @@ def _use_stdio(stdin, out, err, keep):
     os.closerange(keep + 1, 1 << 20)
 
 
+def _join_run(cgroup_fds):
+    """A new session, killed with its parent, in the run's cgroup (writing "0" to ``cgroup_fds`` adds
+    the writing process) before any of the program's code."""
+    os.setsid()
+    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    for fd in cgroup_fds:
+        os.write(fd, b"0")
+
+
 def _setup(req, fds):
     """In the child: wait for the host's go, then confine this process as the launcher would."""
     go, stdin, out, err, errpipe = fds
-    os.setsid()
-    _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+    _join_run(())  # the host places this process in its cgroup
     if os.read(go, 1) != b"1":  # the host could not place this process in its cgroup
         os._exit(126)
     _use_stdio(stdin, out, err, errpipe)
@@ -118,14 +126,22 @@ def _exit_code(code):
 
 
 def _finish(status, main):
-    """What the interpreter's shutdown does that a program can observe; the preloaded modules are not
-    torn down (that costs more than most programs' runs, and nothing of them is observable)."""
+    """What the interpreter's shutdown does that a program can observe, then exit; the preloaded
+    modules are not torn down (that costs more than most programs' runs, and nothing of them is
+    observable)."""
     if "threading" in sys.modules:
         sys.modules["threading"]._shutdown()  # wait for non-daemon threads
+    os._exit(_end_test(status, main))
+
+
+def _end_test(status, main):
+    """The end of a program without exiting: atexit functions (then cleared), the program's objects
+    finalized (their __del__, files they held), the standard streams flushed; the exit status."""
     atexit._run_exitfuncs()
-    main.__dict__.clear()  # the program's objects are finalized (their __del__, files they held)
+    atexit._clear()
+    main.__dict__.clear()
     gc.collect()
-    os._exit(_flush_std(status))
+    return _flush_std(status)
 
 
 def _flush_std(status):
@@ -262,10 +278,7 @@ def _test_child(req, fds, errpipe, cgroup_fds, compiled):
     """One test of a submission, in a child of its supervisor: join the submission's cgroup, take the
     test's pipes, then the run's limits and uid; then run the program (or exec its command)."""
     try:
-        os.setsid()
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        for fd in cgroup_fds:  # before any of the program's code: "0" is the writing process
-            os.write(fd, b"0")
+        _join_run(cgroup_fds)
         _use_stdio(*fds, errpipe)
         _drop_privileges(req["uid"], req["rlimits"])
     except BaseException as exc:
@@ -334,9 +347,10 @@ def _suite(req, fds):
         os.chdir("/")  # the submission's folder is about to be removed
 
 
-def _cpu_seconds(who=resource.RUSAGE_SELF):
-    r = resource.getrusage(who)
-    return r.ru_utime + r.ru_stime
+def _cpu_seconds():
+    """CPU seconds of this process and the children it waited for."""
+    own, children = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + children.ru_utime + children.ru_stime
 
 
 def _close_except(*keep):
@@ -370,16 +384,6 @@ def _fresh_stdio(settings):
         setattr(sys, "__" + name + "__", new)
 
 
-def _end_test(status, main):
-    """What _finish does, without exiting: atexit functions, the program's objects finalized, the
-    standard streams flushed; the test's exit status."""
-    atexit._run_exitfuncs()
-    atexit._clear()
-    main.__dict__.clear()
-    gc.collect()
-    return _flush_std(status)
-
-
 def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     """Isolation per process: run the submission's tests one after another in this one process, as
     LiveCodeBench's runner does (see Suite). Confined once as a test's child is; then, for each test
@@ -390,10 +394,7 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
     also ends after a test that brought its CPU time to the limit or changed a module the runner
     uses (os, io, socket, ...): the next test gets a fresh one."""
     try:
-        os.setsid()
-        _libc.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
-        for fd in cgroup_fds:
-            os.write(fd, b"0")
+        _join_run(cgroup_fds)
         null = os.open(os.devnull, os.O_RDWR)
         for target in (0, 1, 2):
             os.dup2(null, target)
@@ -426,7 +427,7 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
         if not msg:
             os._exit(0)
         # a test's own CPU limit: this process's CPU time so far plus the limit (whole seconds)
-        used = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
+        used = _cpu_seconds()
         if cpu is not None:
             resource.setrlimit(resource.RLIMIT_CPU, (min(hard, int(used) + 1 + cpu), hard))
         for target, fd in zip((0, 1, 2), fds):
@@ -461,7 +462,7 @@ def _runner(req, ctl, errpipe, cgroup_fds, compiled):
             for target in (0, 1, 2):  # the test's pipes close: the host reads to their end
                 dup2(null, target)
             _close_except(ctl, null, home)  # descriptors the program left open
-            now = _cpu_seconds() + _cpu_seconds(resource.RUSAGE_CHILDREN)
+            now = _cpu_seconds()
             keep = (cpu is None or now < cpu) and all(vars(m) == saved for m, saved in watched)
             peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
             channel.send(dumps([status, now - used, peak, keep]).encode())
