@@ -51,6 +51,14 @@ def _check_round_trip(chunks: Sequence[str], name: str = "table") -> None:
                     )
 
 
+def _encoded(chunks: list[str], encoding: str) -> list[str]:
+    """Key-value chunks in ``encoding``: as they are for ``key-value-pair``, else through the authors'
+    key-value -> CSV round trip and the encoder."""
+    if encoding == "key-value-pair":
+        return list(chunks)
+    return [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in chunks]
+
+
 def chunk_texts(csv_text: str, chunk_size: int) -> list[str]:
     """The key-value text of each ``chunk_size``-row chunk of ``csv_text``, in file order."""
     reader = pd.read_csv(io.StringIO(csv_text), chunksize=chunk_size)
@@ -76,10 +84,7 @@ def long_context(csv_text: str, chunk_size: int, encoding: str, seed: int) -> pd
     if encoding != "key-value-pair":
         _check_round_trip(chunks)
     members, non_members = split_members(chunks, seed)
-    if encoding != "key-value-pair":
-        members = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in members]
-        non_members = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in non_members]
-    return labelled(members, non_members)
+    return labelled(_encoded(members, encoding), _encoded(non_members, encoding))
 
 
 def real_vs_synthetic(real_csv: str, synthetic_csv: str, chunk_size: int, encoding: str) -> pd.DataFrame:
@@ -89,9 +94,7 @@ def real_vs_synthetic(real_csv: str, synthetic_csv: str, chunk_size: int, encodi
     if encoding != "key-value-pair":
         _check_round_trip(real, "real")
         _check_round_trip(synthetic, "synthetic")
-        real = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in real]
-        synthetic = [encode_csv_text(kv_chunk_to_csv(c), encoding) for c in synthetic]
-    return labelled(real, synthetic)
+    return labelled(_encoded(real, encoding), _encoded(synthetic, encoding))
 
 
 def short_context(tables: Sequence[pd.DataFrame], encoding: str, seed: int) -> pd.DataFrame:
