@@ -18,7 +18,8 @@ try:
 except ImportError:  # pragma: no cover - exercised where numba is absent
     njit = None
 
-# reassociation lets the dot products vectorise; inputs are checked finite before scoring
+# reassociation lets the dot products vectorise; no "nnan"/"ninf": a NaN or inf in a delta must reach
+# the diagonal, where the scoring checks for it
 _FASTMATH = {"reassoc", "contract"}
 
 
