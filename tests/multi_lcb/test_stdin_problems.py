@@ -31,6 +31,19 @@ def test_problems_are_deterministic_and_lcb_shaped():
         assert "Read the inputs from stdin" in prompt(p, "rust")  # LCB's format for stdin problems
 
 
+def test_bad_sizes_are_refused():
+    for kw, name in (
+        ({"n_tests": 0}, "n_tests"),
+        ({"n_tests": 2.5}, "n_tests"),
+        ({"n_tests": 3, "n_public": 4}, "n_public"),
+        ({"n_public": -1}, "n_public"),
+        ({"seed": "0"}, "seed"),
+    ):
+        with pytest.raises(ValueError, match=name):
+            stdin_problems(**kw)
+    assert stdin_problems(n_tests=1, n_public=0)[0].n_public == 0
+
+
 def test_references_pass_in_the_sandbox():
     """The same judge as the experiment: stdin parsing, multi-line and decimal outputs graded as LCB."""
     if not available_toolchains()["python"]["present"]:

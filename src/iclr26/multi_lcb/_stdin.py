@@ -15,6 +15,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..validation import check_int
 from ._lcb import Problem
 
 #: Expected outputs are reference outputs; ``Problem.contest_date`` of every stdin-native problem.
@@ -564,15 +565,20 @@ def stdin_reference_program(spec: StdinSpec) -> str:
 def stdin_problems(n_tests: int = 10, seed: int = 0, n_public: int = 2) -> list[Problem]:
     """The stdin-native problems as :class:`Problem` (platform ``"iclr26"``): ``n_tests`` generated
     inputs each (the first ``n_public`` small, as LCB's public examples), expected outputs from the
-    reference solutions; a function of ``(n_tests, seed, n_public)``."""
+    reference solutions; a function of ``(n_tests, seed, n_public)``. ``n_tests >= 1`` and
+    ``0 <= n_public <= n_tests``, else ``ValueError``."""
+    n_tests = check_int(n_tests, "n_tests", minimum=1)
+    n_public = check_int(n_public, "n_public", minimum=0, maximum=n_tests)
+    seed = check_int(seed, "seed")
     out = []
     for k, spec in enumerate(SPECS):
         rng = random.Random(f"{seed}:{spec.key}")
         solve = _solver(spec.solution)
         inputs = [spec.generate(rng, i < n_public) for i in range(n_tests)]
+        outputs = [solve(x) for x in inputs]
         examples = "".join(
-            f"\n\nSample Input {i + 1}\n\n{x}\nSample Output {i + 1}\n\n{solve(x)}"
-            for i, x in enumerate(inputs[:n_public])
+            f"\n\nSample Input {i + 1}\n\n{x}\nSample Output {i + 1}\n\n{y}"
+            for i, (x, y) in enumerate(zip(inputs[:n_public], outputs))
         )
         out.append(
             Problem(
@@ -582,7 +588,7 @@ def stdin_problems(n_tests: int = 10, seed: int = 0, n_public: int = 2) -> list[
                 platform="iclr26",
                 difficulty=spec.difficulty,
                 contest_date=STDIN_DATE,
-                tests=tuple((x, solve(x)) for x in inputs),
+                tests=tuple(zip(inputs, outputs)),
                 testtype="stdin",
                 n_public=n_public,
                 meta={"reference": stdin_reference_program(spec), "index": k},
