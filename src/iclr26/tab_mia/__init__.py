@@ -179,7 +179,8 @@ def cart_synthesize(
     Parameters
     ----------
     table : DataFrame of shape (n, d)
-        The real rows; numeric columns without missing values (text columns may hold any marker).
+        The real rows; numeric columns finite, without missing values (text columns may hold any
+        marker).
     n_rows : int
         Rows to draw.
     seed : int
@@ -197,8 +198,10 @@ def cart_synthesize(
     seed = check_int(seed, "seed", minimum=0)
     min_samples_leaf = check_int(min_samples_leaf, "min_samples_leaf", minimum=1)
     for col in table.columns:
-        if pd.api.types.is_numeric_dtype(table[col]) and table[col].isna().any():
-            raise ValueError(f"table: numeric column {col!r} has missing values; fill or drop them first")
+        if pd.api.types.is_numeric_dtype(table[col]) and not np.isfinite(table[col].to_numpy(float)).all():
+            raise ValueError(
+                f"table: numeric column {col!r} has missing values or infinities; fill or drop them first"
+            )
     return cart_rows(table, n_rows, seed, min_samples_leaf)
 
 
