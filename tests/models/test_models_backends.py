@@ -60,6 +60,59 @@ def test_shared_prefix_is_computed_once_with_the_same_outputs(tiny):
         assert max(abs(x - y) for x, y in zip(a.token_logprobs, b.token_logprobs)) < 1e-4
 
 
+@pytest.mark.parametrize("temperature", [0.0, 0.8])
+def test_appending_cache_gives_the_outputs_of_the_concatenating_one(tiny, monkeypatch, temperature):
+    """The in-place KV cache (views of a growing buffer) against ``transformers``' concatenating one,
+    through every cache path of generate: one prompt, a batch, a shared prefix, repeated prompts and
+    reuse across calls (a buffer outgrown: the next test)."""
+    from iclr26.models._kvcache import _AppendingLayer
+
+    system = {"role": "system", "content": "You are a helpful assistant. Answer (A) or (B)."}
+    batches = [PROMPTS[:1], PROMPTS, [[system, *p] for p in PROMPTS[:3]], [PROMPTS[2]] * 3 + PROMPTS[:2]]
+    cfg = GenerationConfig(max_new_tokens=12, temperature=temperature, seed=2)
+
+    def run():
+        out = [tiny.generate(b, cfg) for b in batches]
+        with tiny.reusing_prompts():
+            out += [[tiny.generate([p], cfg)[0]] for p in (PROMPTS[3], [*PROMPTS[3], *PROMPTS[0]])]
+        return out
+
+    cache = next(iter(tiny._with_cache(None).values()))
+    assert all(type(layer) is _AppendingLayer for layer in cache.layers)
+    appended = run()
+    monkeypatch.setattr(tiny, "append_in_place", False)
+    concatenated = run()
+    for a_batch, c_batch in zip(appended, concatenated):
+        for a, c in zip(a_batch, c_batch):
+            assert a.text == c.text and a.tokens == c.tokens and a.finish_reason == c.finish_reason
+            assert a.token_logprobs == pytest.approx(c.token_logprobs, abs=1e-6)
+
+
+def test_appending_layer_reuses_its_buffer_until_it_is_full():
+    import torch
+
+    from iclr26.models._kvcache import _MIN_ROOM, _AppendingLayer
+
+    layer = _AppendingLayer()
+    k = torch.randn(2, 3, 5, 4)
+    keys, _ = layer.update(k, k)
+    buffer = layer._key_buffer
+    assert buffer.shape[-2] == 5 + _MIN_ROOM and keys.data_ptr() == buffer.data_ptr()
+    steps = [torch.randn(2, 3, 1, 4) for _ in range(_MIN_ROOM)]
+    for step in steps:
+        keys, values = layer.update(step, step)
+    assert layer._key_buffer is buffer  # every token written in place
+    assert torch.equal(keys, torch.cat([k, *steps], dim=-2)) and torch.equal(values, keys)
+    layer.crop(-10)
+    keys, _ = layer.update(steps[0], steps[0])  # after a crop: in place, over the cropped slots
+    assert layer._key_buffer is buffer and torch.equal(keys, torch.cat([k, *steps[:-10], steps[0]], dim=-2))
+    layer.batch_select_indices(torch.tensor([1, 1, 0]))  # a batch change: the next append copies once
+    row = torch.randn(3, 3, 1, 4)
+    keys, _ = layer.update(row, row)
+    assert layer._key_buffer is not buffer and keys.shape == (3, 3, 5 + _MIN_ROOM - 10 + 2, 4)
+    assert layer.get_seq_length() == keys.shape[-2]
+
+
 @pytest.mark.parametrize("system", [False, True])
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
 def test_repeated_prompts_are_run_once_with_the_same_outputs(monkeypatch, system, temperature):
@@ -310,3 +363,57 @@ def test_embedded_model_batch_invariant_on_simpletom_prompts():
         torch.set_num_threads(threads)
     assert one == batch
     assert all(t.strip() for t in one)
+
+
+@pytest.mark.parametrize("top_p", [1.0, 0.9])
+def test_retiring_sampling_draws_what_transformers_draws(monkeypatch, top_p):
+    """Sampled decoding with rows retiring at EOS: until a row finishes it draws exactly what
+    ``transformers``' ``generate`` draws (same seed, temperature, top-p); after that each row still
+    stops at its EOS. The logits are sharpened (final norm x 30) so top-p keeps few tokens."""
+    import torch
+
+    tiny = tiny_random_model(seed=1)
+    with torch.no_grad():
+        tiny.model.model.norm.weight.mul_(30.0)
+    cfg = GenerationConfig(max_new_tokens=14, temperature=0.7, top_p=top_p, seed=9)
+    monkeypatch.setattr(tiny, "eos_token_ids", [])  # no row finishes: the whole draws compare
+    monkeypatch.setattr(tiny, "retire_finished", False)
+    reference = tiny.generate(PROMPTS, cfg)
+    monkeypatch.setattr(tiny, "retire_finished", True)
+    retired = tiny.generate(PROMPTS, cfg)
+    for a, b in zip(reference, retired):
+        assert a.tokens == b.tokens and a.finish_reason == b.finish_reason == "length"
+        assert a.token_logprobs == pytest.approx(b.token_logprobs, abs=1e-5)
+    assert len({tuple(g.tokens) for g in retired}) > 1
+    # an EOS some rows emit: each row's tokens up to its first EOS, and it stops there
+    seen = [set(g.tokens[2:]) for g in reference]
+    piece = next(t for t in seen[0] if sum(t in x for x in seen) < len(seen))
+    eos_id = tiny.tokenizer.convert_tokens_to_ids(tiny.tokenizer.tokenize(piece))[0]
+    monkeypatch.setattr(tiny, "eos_token_ids", [eos_id])
+    stopped = tiny.generate(PROMPTS, cfg)
+    assert any(g.finish_reason == "stop" for g in stopped)
+    first = min(reference[0].tokens.index(piece), *(len(g.tokens) for g in stopped))
+    assert stopped[0].tokens[:first] == reference[0].tokens[:first]  # the same draws before a stop
+    assert all(piece not in g.tokens for g in stopped)
+
+
+def test_top_p_keeps_the_tokens_transformers_keeps():
+    """On 400 rows of sharp and flat scores over 16,384 tokens and p from 0.05 to 0.99,
+    including rows whose kept set is wider than the 64 candidates, the kept tokens equal those of
+    ``TopPLogitsWarper``."""
+    import torch
+    from transformers import TopPLogitsWarper
+
+    from iclr26.models._hf import _TOP_P_CANDIDATES, _top_p
+
+    gen = torch.Generator().manual_seed(0)
+    widths = 0
+    for scale in (0.5, 3.0, 10.0, 40.0):
+        scores = torch.randn(100, 16384, generator=gen) * scale
+        for p in (0.05, 0.5, 0.9, 0.95, 0.99):
+            ours = _top_p(scores, p)
+            theirs = TopPLogitsWarper(p)(None, scores)
+            assert torch.equal(torch.isinf(ours), torch.isinf(theirs))
+            assert torch.equal(ours[~torch.isinf(ours)], scores[~torch.isinf(ours)])
+            widths += int(((~torch.isinf(ours)).sum(-1) > _TOP_P_CANDIDATES).sum())
+    assert widths > 0  # the full-sort fallback ran

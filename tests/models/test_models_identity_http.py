@@ -64,23 +64,36 @@ def test_identity_is_content_not_name(tmp_path, hash_cache):
         folder_identity(tmp_path / "empty")
 
 
-def test_sampled_token_logprobs_are_the_models_raw_ones(monkeypatch):
+@pytest.mark.parametrize("retire", [True, False])
+def test_sampled_token_logprobs_are_the_models_raw_ones(monkeypatch, retire):
     """Under sampling the recorded log-probabilities are the model's (before temperature / top-p),
-    equal to teacher-forced scoring of the sampled token ids."""
+    equal to teacher-forced scoring of the sampled token ids, in our decoding loop and in
+    ``transformers``' ``generate``."""
     model = tiny_random_model(seed=0)
+    monkeypatch.setattr(model, "retire_finished", retire)
     captured = {}
-    generate = model.model.generate
+    if retire:
+        decode = model._retiring
 
-    def spy(*args, **kwargs):
-        out = generate(*args, **kwargs)
-        captured["sequences"] = out.sequences
-        return out
+        def spy(*args, **kwargs):
+            new, chosen = decode(*args, **kwargs)
+            captured["new"] = new
+            return new, chosen
 
-    monkeypatch.setattr(model.model, "generate", spy)
+        monkeypatch.setattr(model, "_retiring", spy)
+    else:
+        generate = model.model.generate
+
+        def spy(*args, **kwargs):
+            out = generate(*args, **kwargs)
+            captured["new"] = out.sequences[:, kwargs["input_ids"].shape[1] :]
+            return out
+
+        monkeypatch.setattr(model.model, "generate", spy)
     cfg = GenerationConfig(max_new_tokens=8, temperature=1.7, top_p=0.9, seed=3)
     gen = model.generate(CHAT, cfg)[0]
     prompt_ids = model.encode(CHAT[0])
-    new_ids = captured["sequences"][0, len(prompt_ids) :].tolist()[: len(gen.token_logprobs)]
+    new_ids = captured["new"][0].tolist()[: len(gen.token_logprobs)]
     assert len(new_ids) == len(gen.tokens) > 0
     lp = model._forward_logprobs([prompt_ids + new_ids])[0]
     forced = [float(lp[len(prompt_ids) - 1 + j, t]) for j, t in enumerate(new_ids)]

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import copy
 import inspect
+import math
 import os
 from collections.abc import Iterator, Sequence
 from pathlib import Path
@@ -35,6 +36,8 @@ os.environ.setdefault("HF_HUB_OFFLINE", "1")
 
 #: Rows sharing at least this many leading tokens get the prefix computed once (see ``_shared_prefix``).
 _MIN_SHARED_PREFIX = 8
+#: Top-p looks for its kept tokens among this many largest scores first (see ``_top_p``).
+_TOP_P_CANDIDATES = 64
 
 
 def _torch():
@@ -75,9 +78,13 @@ class HFModel(LanguageModel):
     """
 
     backend = "transformers"
-    #: Greedy generation drops finished rows from the batch (see ``_greedy_retiring``); set ``False``
-    #: to run ``transformers``' own ``generate`` instead (the same outputs, slower on uneven lengths).
+    #: Generation drops finished rows from the batch (see ``_retiring``); set ``False`` to run
+    #: ``transformers``' own ``generate`` instead (greedy: the same outputs; sampled: the same
+    #: distribution, the same draws until a row finishes; slower on uneven lengths).
     retire_finished = True
+    #: Generation caches append each token in place (see ``_kvcache``); set ``False`` for
+    #: ``transformers``' concatenating cache (the same outputs, slower on long prompts).
+    append_in_place = True
 
     def __init__(
         self,
@@ -222,8 +229,8 @@ class HFModel(LanguageModel):
 
         shared = self._prefilled(rows) if len(rows) > 1 else self._reused_prefix(rows[0])
         ids, mask = self._left_pad(rows) if shared is None else shared[:2]
-        if config.greedy and self.retire_finished:
-            new, chosen = self._greedy_retiring(ids, mask, None if shared is None else shared[2], config)
+        if self.retire_finished:
+            new, chosen = self._retiring(ids, mask, None if shared is None else shared[2], config)
             self._keep_prompt(rows, shared)
             return self._results(new, chosen, config, rows)
         recorder = _ChosenLogprobs()
@@ -244,7 +251,7 @@ class HFModel(LanguageModel):
                 processors.append(TopPLogitsWarper(float(config.top_p)))
             torch.manual_seed(config.seed)
         hf_config = HFGenerationConfig(**gen_kwargs)
-        extra = {} if shared is None else {self._cache_kwarg(): shared[2]}
+        extra = self._with_cache(None if shared is None else shared[2])
         with torch.inference_mode():
             out = self.model.generate(
                 input_ids=ids,
@@ -272,26 +279,31 @@ class HFModel(LanguageModel):
             results.append(self._finish(toks, lps, finish, config, len(rows[i])))
         return results
 
-    def _greedy_retiring(self, ids, mask, cache, config: GenerationConfig):
-        """Greedy decoding that drops a row from the batch (and its KV cache) once it emits EOS.
+    def _retiring(self, ids, mask, cache, config: GenerationConfig):
+        """Decoding that drops a row from the batch (and its KV cache) once it emits EOS.
 
-        The same steps as ``transformers``' greedy ``generate`` (position ids from the attention mask,
-        logits of the last position in float32, ``argmax``), but a finished row costs nothing further:
-        ``generate`` keeps computing every row until the longest one stops. On 12 AnesBench prompts
-        whose answers ended after 31-132 tokens this computes 877 row-steps instead of 1,584, with
-        identical outputs. Returns the
+        The same steps as ``transformers``' ``generate`` (position ids from the attention mask, logits
+        of the last position in float32; greedy: ``argmax``; sampled: scores divided by the
+        temperature, top-p filtered (:func:`_top_p`), ``multinomial`` of their softmax after
+        ``torch.manual_seed(config.seed)``), but a finished row costs nothing further: ``generate``
+        keeps computing every row until the longest one stops. On 12 AnesBench prompts whose answers
+        ended after 31-132 tokens this computes 877 row-steps instead of 1,584, with identical greedy
+        outputs. Sampled rows draw what ``generate`` draws until a row finishes; after that the random
+        stream is shared by fewer rows, so the draws differ (from the same distribution). Returns the
         ``(batch, steps)`` chosen ids (pad after a row's EOS) and their ``(batch, steps)`` log-probabilities.
         """
         torch = _torch()
         n, steps = ids.shape[0], config.max_new_tokens
         position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 0)
         past = 0 if cache is None else cache.get_seq_length()
-        extra = {} if cache is None else {self._cache_kwarg(): cache}
+        extra = self._with_cache(cache)
         keep_last = {"logits_to_keep": 1} if self._keeps_last_logits else {}
         chosen = torch.full((n, steps), self.pad_token_id, dtype=torch.long, device=self.device)
         logprobs = torch.zeros((n, steps), dtype=torch.float32, device=self.device)
         eos = torch.tensor(self.eos_token_ids or [-1], device=self.device)
         alive = torch.arange(n, device=self.device)
+        if not config.greedy:
+            torch.manual_seed(config.seed)
         with torch.inference_mode():
             out = self.model(
                 input_ids=ids[:, past:], attention_mask=mask, position_ids=position[:, past:],
@@ -300,7 +312,7 @@ class HFModel(LanguageModel):
             last = position[:, -1]
             for step in range(steps):
                 logits = out.logits[:, -1].to(dtype=torch.float32)
-                token = logits.argmax(-1)
+                token = logits.argmax(-1) if config.greedy else _sample(logits, config)
                 chosen[alive, step] = token
                 logprobs[alive, step] = torch.log_softmax(logits, -1).gather(-1, token[:, None]).squeeze(-1)
                 going = ~torch.isin(token, eos)
@@ -318,6 +330,17 @@ class HFModel(LanguageModel):
                     use_cache=True, **{self._cache_kwarg(): cache}, **keep_last,
                 )  # fmt: skip
         return chosen, logprobs
+
+    def _with_cache(self, cache) -> dict[str, Any]:
+        """The forward/generate keyword passing ``cache``, or a new cache that appends in place
+        (:mod:`._kvcache`; ``transformers``' own when :attr:`append_in_place` is off)."""
+        if cache is None:
+            if not self.append_in_place:
+                return {}
+            from ._kvcache import appending_cache
+
+            cache = appending_cache(self.model.config)
+        return {self._cache_kwarg(): cache}
 
     @property
     def _keeps_last_logits(self) -> bool:
@@ -347,7 +370,7 @@ class HFModel(LanguageModel):
         past = 0 if cache is None else cache.get_seq_length()
         if ids.shape[1] - 1 > past:
             position = (mask.cumsum(-1) - 1).masked_fill(mask == 0, 1)
-            extra = {} if cache is None else {self._cache_kwarg(): cache}
+            extra = self._with_cache(cache)
             with torch.inference_mode():
                 out = self.model(
                     input_ids=ids[:, past:-1], attention_mask=mask[:, :-1],
@@ -382,7 +405,9 @@ class HFModel(LanguageModel):
         torch = _torch()
         prefix = list(first[:p])
         with torch.inference_mode():
-            out = self.model(input_ids=torch.tensor([prefix], device=self.device), use_cache=True)
+            out = self.model(
+                input_ids=torch.tensor([prefix], device=self.device), use_cache=True, **self._with_cache(None)
+            )
         cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
         if cache is None or not hasattr(cache, "batch_repeat_interleave"):
             return None
@@ -437,7 +462,7 @@ class HFModel(LanguageModel):
         if best is not None:
             cache = _cut(copy.deepcopy(best), n)
         if n < len(row) - 1:
-            extra = {} if cache is None else {self._cache_kwarg(): cache}
+            extra = self._with_cache(cache)
             with torch.inference_mode():
                 out = self.model(
                     input_ids=torch.tensor([list(row[n:-1])], device=self.device), use_cache=True, **extra
@@ -623,6 +648,37 @@ class HFModel(LanguageModel):
             "torch_threads": int(torch.get_num_threads()),
             **self.extra_info,
         }
+
+
+def _top_p(scores, top_p: float):
+    """``transformers``' ``TopPLogitsWarper`` without sorting the vocabulary: a token is kept when the
+    probability of the tokens above it is below ``top_p`` (the top token always), the rest get
+    ``-inf``. The kept tokens are found among the 64 largest scores; a row whose 64 largest hold less
+    than ``top_p`` is sorted in full as the warper does. The sums run in another order than the
+    warper's ascending cumulative sum, so a token whose mass lies within float rounding of the bar can
+    be kept by one and not the other."""
+    torch = _torch()
+    from transformers import TopPLogitsWarper
+
+    top, where = scores.topk(min(_TOP_P_CANDIDATES, scores.shape[-1]), dim=-1)
+    probs = (top - torch.logsumexp(scores, dim=-1, keepdim=True)).exp()
+    keep = probs.cumsum(-1) - probs < top_p
+    kept = torch.zeros_like(scores, dtype=torch.bool).scatter_(-1, where, keep)
+    out = scores.masked_fill(~kept, -math.inf)
+    wide = keep.all(-1)
+    if bool(wide.any()):
+        out[wide] = TopPLogitsWarper(top_p)(None, scores[wide])
+    return out
+
+
+def _sample(logits, config: GenerationConfig):
+    """One token per row, drawn as ``transformers``' sampling draws it (temperature, top-p, softmax,
+    ``multinomial``)."""
+    torch = _torch()
+    scores = logits / config.temperature
+    if config.top_p < 1:
+        scores = _top_p(scores, config.top_p)
+    return torch.multinomial(torch.softmax(scores, dim=-1), num_samples=1).squeeze(1)
 
 
 class _ChosenLogprobs:
