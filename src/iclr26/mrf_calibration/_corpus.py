@@ -77,7 +77,7 @@ def build_corpus(
             "new": new_tokens,
             "keep": keep_tokens,
             "settings": SETTINGS,
-            "v": 1,
+            "v": 2,  # 2: sampled rows leave the batch at EOS (HFModel._retiring), so later draws differ
         },
         sort_keys=True,
     )
