@@ -61,8 +61,8 @@ class HFModel(LanguageModel):
     Batches are left-padded; the attention mask hides the padding and position ids are counted from
     each row's first real token, so greedy outputs do not depend on the batch they were run in. In
     :meth:`generate`, a prompt repeated in a batch and a prefix shared by every prompt of a batch are
-    computed once, and in greedy decoding a row that has emitted EOS leaves the batch
-    (:attr:`retire_finished`).
+    computed once, a row that has emitted EOS leaves the batch (:attr:`retire_finished`), and the KV
+    cache appends in place (:attr:`append_in_place`).
 
     Parameters
     ----------
