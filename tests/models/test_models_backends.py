@@ -30,6 +30,18 @@ def tiny():
     return tiny_random_model(seed=0)
 
 
+@pytest.fixture(scope="module")
+def sharp():
+    """A tiny random model whose logits are sharpened (final norm x 30), so sampling is not decided by
+    float rounding between near-equal tokens."""
+    import torch
+
+    model = tiny_random_model(seed=1)
+    with torch.no_grad():
+        model.model.model.norm.weight.mul_(30.0)
+    return model
+
+
 def test_greedy_outputs_identical_for_batch_1_and_4(tiny):
     cfg = GenerationConfig(max_new_tokens=16)
     one = [tiny.generate([p], cfg)[0] for p in PROMPTS]
@@ -115,17 +127,13 @@ def test_appending_layer_reuses_its_buffer_until_it_is_full():
 
 @pytest.mark.parametrize("system", [False, True])
 @pytest.mark.parametrize("temperature", [0.0, 0.8])
-def test_repeated_prompts_are_run_once_with_the_same_outputs(monkeypatch, system, temperature):
+def test_repeated_prompts_are_run_once_with_the_same_outputs(sharp, monkeypatch, system, temperature):
     """n samples of one prompt in a batch (pass@k): each distinct prompt is run once and its cache
     copied to its rows; outputs equal the batch run without that (greedy: and each prompt alone).
 
-    The model's logits are sharpened (final norm x 30): the random model's near-uniform next-token
+    The model's logits are sharpened (``sharp``): the random model's near-uniform next-token
     distribution would let float rounding move a sampled token across a boundary."""
-    import torch
-
-    tiny = tiny_random_model(seed=1)
-    with torch.no_grad():
-        tiny.model.model.norm.weight.mul_(30.0)
+    tiny = sharp
     system_message = {"role": "system", "content": "You are a helpful assistant. Answer (A) or (B)."}
     head = [system_message] if system else []
     distinct = [[*head, {"role": "user", "content": "Story " * k + "what next?"}] for k in (1, 7, 3)]
@@ -366,15 +374,11 @@ def test_embedded_model_batch_invariant_on_simpletom_prompts():
 
 
 @pytest.mark.parametrize("top_p", [1.0, 0.9])
-def test_retiring_sampling_draws_what_transformers_draws(monkeypatch, top_p):
+def test_retiring_sampling_draws_what_transformers_draws(sharp, monkeypatch, top_p):
     """Sampled decoding with rows retiring at EOS: until a row finishes it draws exactly what
     ``transformers``' ``generate`` draws (same seed, temperature, top-p); after that each row still
-    stops at its EOS. The logits are sharpened (final norm x 30) so top-p keeps few tokens."""
-    import torch
-
-    tiny = tiny_random_model(seed=1)
-    with torch.no_grad():
-        tiny.model.model.norm.weight.mul_(30.0)
+    stops at its EOS. The logits are sharpened (``sharp``) so top-p keeps few tokens."""
+    tiny = sharp
     cfg = GenerationConfig(max_new_tokens=14, temperature=0.7, top_p=top_p, seed=9)
     monkeypatch.setattr(tiny, "eos_token_ids", [])  # no row finishes: the whole draws compare
     monkeypatch.setattr(tiny, "retire_finished", False)

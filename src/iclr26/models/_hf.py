@@ -46,6 +46,12 @@ def _torch():
     return torch
 
 
+def _returned_cache(out: Any) -> Any:
+    """The KV cache a forward pass returned: ``out.cache`` (transformers >= 5.2x) or
+    ``out.past_key_values`` (older); ``None`` without one."""
+    return getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+
+
 def _cut(cache: Any, n: int) -> Any:
     """``cache`` cut back to its first ``n`` tokens, in place. A negative count removes tokens in
     every ``transformers`` release (a positive one meant "keep" before 5.x and is refused after)."""
@@ -318,7 +324,7 @@ class HFModel(LanguageModel):
                 going = ~torch.isin(token, eos)
                 if step == steps - 1 or not bool(going.any()):
                     break
-                cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+                cache = _returned_cache(out)
                 if not bool(going.all()):
                     rows = going.nonzero().squeeze(-1)
                     cache.batch_select_indices(rows)
@@ -376,7 +382,7 @@ class HFModel(LanguageModel):
                     input_ids=ids[:, past:-1], attention_mask=mask[:, :-1],
                     position_ids=position[:, past:-1], use_cache=True, **extra,
                 )  # fmt: skip
-            cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+            cache = _returned_cache(out)
         if cache is None or not hasattr(cache, "batch_select_indices"):
             return None
         where = {r: i for i, r in enumerate(distinct)}
@@ -408,7 +414,7 @@ class HFModel(LanguageModel):
             out = self.model(
                 input_ids=torch.tensor([prefix], device=self.device), use_cache=True, **self._with_cache(None)
             )
-        cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+        cache = _returned_cache(out)
         if cache is None or not hasattr(cache, "batch_repeat_interleave"):
             return None
         cache.batch_repeat_interleave(len(rows))
@@ -467,7 +473,7 @@ class HFModel(LanguageModel):
                 out = self.model(
                     input_ids=torch.tensor([list(row[n:-1])], device=self.device), use_cache=True, **extra
                 )
-            cache = getattr(out, "cache", None) or getattr(out, "past_key_values", None)
+            cache = _returned_cache(out)
         if cache is None or not hasattr(cache, "crop"):
             return None
         ids = torch.tensor([list(row)], dtype=torch.long, device=self.device)
