@@ -30,7 +30,7 @@ def test_jobs_split_candidates_population_and_canaries(tmp_path):
     cfg = dict(experiment.CONFIGS["small"], n_members=8, n_population=6)
     data = dpa.default_data(100, 22, seed=0)
     jobs, splits = experiment._jobs(data, cfg, tmp_path, seed=0)
-    assert len(jobs) == 3 * (1 + len(dpa.METHODS))
+    assert len(jobs) == 3 * (1 + len(dpa.METHODS) * len(cfg["epsilons"]))
     secrets = []
     for job in jobs:
         split = splits[job["key"]["dist"]]
@@ -42,6 +42,61 @@ def test_jobs_split_candidates_population_and_canaries(tmp_path):
             assert [len(s) for s in job["shadow_texts"]] == [8] * cfg["shadows"]
             secrets += [c.secret for c in job["canaries"]]
     assert len(set(secrets)) == len(secrets)  # fresh canaries per cell
+
+
+class _InlinePool:
+    """A pool that runs each job at once in this process (so that a test can patch ``_run_cell``)."""
+
+    def submit(self, fn, *args):
+        from concurrent.futures import Future
+
+        future = Future()
+        future.set_result(fn(*args))
+        return future
+
+
+def test_cells_are_saved_as_they_finish_and_a_resumed_run_reuses_them(tmp_path, monkeypatch):
+    """Every job's result lands in out_dir/_cells; a second run computes only what is missing, and
+    other settings (or another base model) are not reused."""
+    from iclr26.runtime import RunContext
+
+    calls = []
+
+    def fake_cell(job):
+        calls.append((job["kind"], job["key"].get("method"), job.get("epsilons")))
+        if job["kind"] == "base":
+            return {**job["key"], "x": np.arange(3.0)}
+        return {**job["key"], "eps": {job["epsilons"][0]: {"sigma": 1.0}}, "base_exposure": np.ones(2)}
+
+    monkeypatch.setattr(experiment, "_run_cell", fake_cell)
+    cfg = dict(experiment.CONFIGS["medium"], distributions=("ood",), n_members=2, n_population=2)
+    base = tmp_path / "_base-abc"
+    jobs = [
+        dict(kind="base", key={"dist": "ood"}, candidates=["a", "b"], base_path=str(base)),
+        *(
+            dict(kind="adapt", key={"dist": "ood", "method": "lora"}, epsilons=(e,), candidates=["a", "b"],
+                 base_path=str(base))
+            for e in cfg["epsilons"]
+        ),
+    ]  # fmt: skip
+    ctx = RunContext("dp-adaptation-privacy", out_dir=tmp_path / "run", show_progress=False)
+    first = experiment._cached_cells(ctx, _InlinePool(), jobs, cfg, seed=0)
+    assert len(calls) == 4 and len(list((tmp_path / "run" / "_cells").glob("*.pkl"))) == 4
+    bases, (cell,) = experiment._merge_cells(first)
+    assert set(cell["eps"]) == set(cfg["epsilons"]) and set(bases) == {"ood"}
+
+    next(p for p in (tmp_path / "run" / "_cells").glob("*eps8-*.pkl")).unlink()  # interrupted before eps = 8
+    calls.clear()
+    again = experiment._cached_cells(ctx, _InlinePool(), jobs, cfg, seed=0)
+    assert calls == [("adapt", "lora", (8.0,))]
+    assert [r.keys() for r in again] == [r.keys() for r in first]
+    calls.clear()
+    experiment._cached_cells(ctx, _InlinePool(), jobs, dict(cfg, epochs=5), seed=0)
+    assert len(calls) == 4  # other settings: nothing reused
+    calls.clear()
+    other_base = [dict(j, base_path=str(tmp_path / "_base-def")) for j in jobs]
+    experiment._cached_cells(ctx, _InlinePool(), other_base, cfg, seed=0)
+    assert len(calls) == 4
 
 
 def test_bootstrap_within_groups_brackets_the_value():
@@ -76,8 +131,10 @@ def test_worker_cell_runs_the_medium_settings(tmp_path):
     cfg = _micro_cfg(distributions=("ood",), epsilons=(0.1, math.inf))
     data = dpa.default_data(40, 17, seed=0)
     jobs, splits = experiment._jobs(data, cfg, tmp_path / "base", seed=0)
-    base = experiment._run_cell(jobs[-1])
-    cell = experiment._run_cell(next(j for j in jobs if j.get("method") == "prefix"))
+    prefix = [experiment._run_cell(j) for j in jobs if j.get("method") == "prefix"]  # one job per eps
+    bases, (cell,) = experiment._merge_cells([experiment._run_cell(jobs[-1]), *prefix])
+    base = bases["ood"]
+    assert [set(r["eps"]) for r in prefix] == [{0.1}, {math.inf}] and "base_exposure" not in prefix[1]
     assert set(cell["eps"]) == {0.1, math.inf} and cell["eps"][math.inf]["sigma"] == 0
     assert cell["eps"][0.1]["sigma"] > 1 and cell["eps"][0.1]["ref_x"].shape == (12, 2)
     scores = experiment._scores(cell["eps"][0.1], base, splits["ood"])

@@ -23,17 +23,18 @@ from __future__ import annotations
 import hashlib
 import json
 import math
+import pickle
 import shutil
 import tempfile
 import time
-from concurrent.futures import ProcessPoolExecutor
+from concurrent.futures import ProcessPoolExecutor, as_completed
 from pathlib import Path
 
 import numpy as np
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, set_torch_threads
-from ..store import publish_folder
+from ..store import atomic_write_bytes, publish_folder
 from ..uncertainty import Estimate
 
 PAPER = (
@@ -116,9 +117,13 @@ def _tiny_base(data, cfg: dict, seed: int) -> Path:
 
 
 def _smollm2_base(ctx: RunContext, data, cfg: dict, seed: int) -> Path:
-    """SmolLM2 after a controlled continued pretraining on S (so ``overlap`` was surely seen)."""
+    """SmolLM2 after a controlled continued pretraining on S (so ``overlap`` was surely seen), saved under
+    ``out_dir`` in a folder named by the hash of its recipe and of S, and reused by a resumed run."""
     from ._pretrain import train_lm
 
+    path = ctx.out_dir / f"_base-{_digest(cfg, seed, ctx.model, data.pretrain)}"
+    if (path / "config.json").is_file():
+        return path
     base = ctx.load_model()
     p = cfg["pretrain"]
     train_lm(
@@ -131,9 +136,13 @@ def _smollm2_base(ctx: RunContext, data, cfg: dict, seed: int) -> Path:
         p["lr"],
         seed,
     )
-    path = ctx.out_dir / "_base"
     _save_atomically(base.model, base.tokenizer, path)
     return path
+
+
+def _digest(*parts) -> str:
+    """A short hash of JSON-able ``parts`` (an infinite ε is written as ``Infinity``)."""
+    return hashlib.sha256(json.dumps(parts, sort_keys=True, default=str).encode()).hexdigest()[:16]
 
 
 def _save_atomically(model, tokenizer, path: Path) -> None:
@@ -158,7 +167,9 @@ def _init_worker() -> None:
 
 
 def _run_cell(job: dict) -> dict:
-    """One worker job: base signals of a distribution, or the adaptations of one (distribution, method)."""
+    """One worker job: base signals of a distribution, or the adaptations of one (distribution, method)
+    at the ε of ``job["epsilons"]`` (the canaries' exposure under the base model when
+    ``job["base_exposure"]``)."""
     import warnings
 
     import iclr26.dp_adaptation_privacy as dpa
@@ -175,8 +186,9 @@ def _run_cell(job: dict) -> dict:
             "val_loss": dpa.validation_loss(base, job["population"], max_length=L),
         }
     out = {**job["key"], "eps": {}}
-    # control: the canaries' exposure under the base model (random secrets: about 1.44 on average)
-    out["base_exposure"] = dpa.canary_exposure(base, job["canaries"], job["exposure_m"], seed=job["seed"])
+    if job["base_exposure"]:
+        # control: the canaries' exposure under the base model (random secrets: about 1.44 on average)
+        out["base_exposure"] = dpa.canary_exposure(base, job["canaries"], job["exposure_m"], seed=job["seed"])
     kw = dict(
         epochs=job["epochs"],
         batch_size=job["batch_size"],
@@ -229,6 +241,7 @@ def _jobs(data, cfg: dict, base_path: Path, seed: int) -> tuple[list[dict], dict
             population=population,
         )
         jobs.append(dict(kind="base", key={"dist": dist}, **common))
+        shadow_texts = [[c for c, m in zip(candidates, shadow_mem[:, r]) if m] for r in range(cfg["shadows"])]
         for m_index, method in enumerate(dpa.METHODS):
             # fresh canaries per cell: each canary is one independent unit of the exposure interval
             target_texts, canaries = dpa.insert_canaries(
@@ -236,30 +249,68 @@ def _jobs(data, cfg: dict, base_path: Path, seed: int) -> tuple[list[dict], dict
                 n=cfg["canaries"],
                 seed=seed * 1000 + 10 * d_index + m_index,
             )
-            jobs.append(
-                dict(
-                    kind="adapt",
-                    key={"dist": dist, "method": method},
-                    method=method,
-                    target_texts=target_texts,
-                    shadow_texts=[
-                        [c for c, m in zip(candidates, shadow_mem[:, r]) if m] for r in range(cfg["shadows"])
-                    ],
-                    canaries=canaries,
-                    epsilons=cfg["epsilons"],
-                    delta=cfg["delta"],
-                    epochs=cfg["epochs"],
-                    batch_size=cfg["batch_size"],
-                    lr=cfg["lrs"][method],
-                    microbatch=cfg["microbatch"],
-                    exposure_m=cfg["exposure_m"],
-                    seed=seed * 1000 + 10 * d_index,
-                    **common,
+            for e_index, eps in enumerate(cfg["epsilons"]):  # one job per eps: a resumed run loses less
+                jobs.append(
+                    dict(
+                        kind="adapt",
+                        key={"dist": dist, "method": method},
+                        method=method,
+                        target_texts=target_texts,
+                        shadow_texts=shadow_texts,
+                        canaries=canaries,
+                        epsilons=(eps,),
+                        base_exposure=e_index == 0,
+                        delta=cfg["delta"],
+                        epochs=cfg["epochs"],
+                        batch_size=cfg["batch_size"],
+                        lr=cfg["lrs"][method],
+                        microbatch=cfg["microbatch"],
+                        exposure_m=cfg["exposure_m"],
+                        seed=seed * 1000 + 10 * d_index,
+                        **common,
+                    )
                 )
-            )
     # the costliest jobs first, so the two workers finish together
     jobs.sort(key=lambda j: {"full": 0, "lora": 1, "prefix": 2, "head": 3}.get(j.get("method"), 4))
     return jobs, splits
+
+
+def _merge_cells(results: list[dict]) -> tuple[dict, list[dict]]:
+    """The base results by distribution, and one cell per (distribution, method) with every eps."""
+    bases, cells = {}, {}
+    for r in results:
+        if "method" not in r:
+            bases[r["dist"]] = r
+            continue
+        key = r["dist"], r["method"]
+        cell = cells.setdefault(key, {"dist": key[0], "method": key[1], "eps": {}})
+        cell["eps"].update(r["eps"])
+        if "base_exposure" in r:
+            cell["base_exposure"] = r["base_exposure"]
+    return bases, list(cells.values())
+
+
+def _cached_cells(ctx: RunContext, pool, jobs: list[dict], cfg: dict, seed: int) -> list[dict]:
+    """``[_run_cell(job) for job in jobs]`` on ``pool``, each result saved under ``out_dir/_cells`` as it
+    finishes. A file is named by a hash of the settings, the seed, the base model's folder name and the
+    job (not of the code: clear the folder after changing it), so an interrupted run resumes with the
+    jobs still missing."""
+    folder = ctx.out_dir / "_cells"
+
+    def path(job: dict) -> Path:
+        what = "-".join(str(job["key"][k]) for k in ("dist", "method") if k in job["key"])
+        eps = f"-eps{job['epsilons'][0]:g}" if job["kind"] == "adapt" else ""
+        base = Path(job["base_path"]).name  # named by the base model's own recipe hash
+        digest = _digest(cfg, seed, base, job["kind"], job["key"], job.get("epsilons"), job["candidates"])
+        return folder / f"{what}{eps}-{digest}.pkl"
+
+    done = {i: pickle.loads(path(j).read_bytes()) for i, j in enumerate(jobs) if path(j).is_file()}
+    futures = {pool.submit(_run_cell, j): i for i, j in enumerate(jobs) if i not in done}
+    for future in ctx.progress(as_completed(futures), total=len(futures), desc="cells"):
+        i = futures[future]
+        done[i] = future.result()
+        atomic_write_bytes(path(jobs[i]), pickle.dumps(done[i]))
+    return [done[i] for i in range(len(jobs))]
 
 
 # --------------------------------------------------------------------------------------------- analysis
@@ -457,11 +508,10 @@ def run(ctx: RunContext) -> Result:
         )
         clock.append(time.perf_counter())
         jobs, splits = _jobs(data, cfg, base_path, seed)
-        results = list(ctx.progress(pool.map(_run_cell, jobs), total=len(jobs), desc="cells"))
+        results = _cached_cells(ctx, pool, jobs, cfg, seed)
         distances = distances_done.result()
     clock.append(time.perf_counter())
-    bases = {r["dist"]: r for r in results if "method" not in r}
-    cells = [r for r in results if "method" in r]
+    bases, cells = _merge_cells(results)
     scores = {
         (c["dist"], c["method"], e): _scores(v, bases[c["dist"]], splits[c["dist"]])
         for c in cells
