@@ -141,6 +141,11 @@ def test_different_tokenizer_is_refused(tiny, texts):
         (lambda: dpa.rmia_from_signals([0.1], [[0.1]], [[1]], [0.3], [[0.2]]), "ref_memberships"),
         (lambda: dpa.rmia_from_signals([0.1], [[0.1]], [[True]], [0.3], [[0.2]], a=2), "a"),
         (lambda: dpa.rmia_from_signals([0.1], [[0.1]], [[True]], [0.3], [[0.2]], gamma=0), "gamma"),
+        (lambda: dpa.rmia_from_signals([0.1], [[0.1]], [[True]], [0.3], [[0.2]], a=True), "a"),
+        # a zero likelihood made every ratio 0/0 and every score 0; a negative one flips the order
+        (lambda: dpa.rmia_from_signals([0.1], [[0.1]], [[True]], [0.3], [[0.0]]), "ref_z"),
+        (lambda: dpa.rmia_from_signals([-0.1], [[0.1]], [[True]], [0.3], [[0.2]]), "target_x"),
+        (lambda: dpa.rmia_from_signals([0.1], [[0.1]], [[True]], [0.0], [[0.2]]), "target_z"),
         (lambda: dpa.roc_auc([1, 1], [0.1, 0.2]), "labels"),
         (lambda: dpa.roc_auc([1, 0, 1], [0.1, 0.2]), "labels"),
         (lambda: dpa.roc_auc([1, 0], [0.1, float("nan")]), "scores"),

@@ -84,9 +84,12 @@ def test_distribution_distance_one_dimension_matches_scipy():
         (lambda t: dpa.insert_canaries(t, n=0), "n"),
         (lambda t: dpa.insert_canaries(t, repeats=0), "repeats"),
         (lambda t: dpa.insert_canaries(t, template="no slot"), "template"),
+        (lambda t: dpa.insert_canaries(t, template="{secret} and {other}"), "template"),
+        (lambda t: dpa.insert_canaries(t, n=11, digits=1), "n"),  # only 10 distinct secrets exist
         (lambda t: dpa.insert_canaries([], 1), "texts"),
         (lambda t: dpa.distribution_distance(t[:2], t[:3], lambda s: np.ones((len(s), 2))), "texts_b"),
         (lambda t: dpa.distribution_distance(t[:2], t[2:4], lambda s: np.ones(len(s))), "embedder"),
+        (lambda t: dpa.distribution_distance(t[:2], t[2:4], lambda s: np.ones((1, 2))), "embedder"),
     ],
 )
 def test_bad_input(texts, call, name):
@@ -104,3 +107,17 @@ def test_canary_functions_bad_input(tiny):
         dpa.k_extractable(tiny, canaries, 500)
     with pytest.raises(ValueError, match="n_nonmembers"):
         dpa.canary_exposure(tiny, canaries, 0)
+    _, short = dpa.insert_canaries(["some text here"], 1, seed=0, digits=2)
+    with pytest.raises(ValueError, match="n_nonmembers"):  # 100 samples of 100 possible secrets
+        dpa.canary_exposure(tiny, short, 100)
+
+
+def test_canaries_have_distinct_secrets(texts):
+    """All 10 one-digit secrets when 10 are asked (draws repeat: they are replaced, not kept); with no
+    repeated draw the secrets are those of the plain draw."""
+    from iclr26.dp_adaptation_privacy._canaries import random_secrets
+
+    _, canaries = dpa.insert_canaries(texts, n=10, digits=1, seed=3)
+    assert sorted(c.secret for c in canaries) == [str(d) for d in range(10)]
+    _, canaries = dpa.insert_canaries(texts, n=4, seed=3)
+    assert [c.secret for c in canaries] == random_secrets(np.random.default_rng(3), 4, 6)

@@ -369,10 +369,10 @@ def rmia_from_signals(target_x, ref_x, ref_memberships, target_z, ref_z, a: floa
     ``target_x`` ``(n,)``, ``ref_x`` ``(n, R)``, ``ref_memberships`` ``(n, R)`` bool, ``target_z`` ``(m,)``,
     ``ref_z`` ``(m, R)``; ``a`` in [0, 1] is the offline coefficient.
     """
-    target_x = check_array(target_x, ndim=1, name="target_x")
-    ref_x = check_array(ref_x, ndim=2, name="ref_x")
-    target_z = check_array(target_z, ndim=1, name="target_z")
-    ref_z = check_array(ref_z, ndim=2, name="ref_z")
+    target_x = _check_signals(target_x, 1, "target_x")
+    ref_x = _check_signals(ref_x, 2, "ref_x")
+    target_z = _check_signals(target_z, 1, "target_z")
+    ref_z = _check_signals(ref_z, 2, "ref_z")
     ref_memberships = np.asarray(ref_memberships)
     if ref_memberships.shape != ref_x.shape or ref_memberships.dtype != bool:
         raise ValueError(f"ref_memberships: expected a bool array of shape {ref_x.shape}")
@@ -380,10 +380,19 @@ def rmia_from_signals(target_x, ref_x, ref_memberships, target_z, ref_z, a: floa
         raise ValueError(
             "ref_x/ref_z: expected shapes (n, R) and (m, R) matching target_x (n,) and target_z (m,)"
         )
-    if not 0 <= float(a) <= 1:
+    if isinstance(a, bool) or not 0 <= float(a) <= 1:
         raise ValueError(f"a: expected a number in [0, 1], got {a!r}")
     gamma = _check_positive(gamma, "gamma")
     return _attacks.rmia(target_x, ref_x, ref_memberships, target_z, ref_z, float(a), gamma)
+
+
+def _check_signals(values, ndim: int, name: str) -> np.ndarray:
+    """Finite, strictly positive likelihoods (a zero or negative one makes the likelihood ratio 0/0 or
+    flips its order, and every score would silently be 0)."""
+    values = check_array(values, ndim=ndim, name=name)
+    if (values <= 0).any():
+        raise ValueError(f"{name}: expected positive likelihoods (signals() gives exp(mean token log-prob))")
+    return values
 
 
 def rmia_scores(
@@ -488,14 +497,16 @@ def insert_canaries(
     texts = _check_texts(texts, "texts")
     if not isinstance(template, str) or "{secret}" not in template:
         raise ValueError("template: expected a str containing '{secret}'")
-    return _canaries.insert(
-        texts,
-        check_int(n, "n", minimum=1),
-        check_int(repeats, "repeats", minimum=1),
-        template,
-        check_int(seed, "seed", minimum=0),
-        check_int(digits, "digits", minimum=1),
-    )
+    try:
+        template.format(secret="0")
+    except (KeyError, IndexError, ValueError) as exc:
+        raise ValueError(f"template: '{{secret}}' must be its only placeholder ({exc!r})") from None
+    n = check_int(n, "n", minimum=1)
+    digits = check_int(digits, "digits", minimum=1)
+    if n > 10**digits:
+        raise ValueError(f"n: at most 10**digits = {10**digits} distinct secrets of {digits} digit(s)")
+    repeats = check_int(repeats, "repeats", minimum=1)
+    return _canaries.insert(texts, n, repeats, template, check_int(seed, "seed", minimum=0), digits)
 
 
 def canary_exposure(
@@ -505,6 +516,12 @@ def canary_exposure(
     if not canaries or not all(isinstance(c, Canary) for c in canaries):
         raise ValueError("canaries: expected a non-empty list of Canary (from insert_canaries)")
     m = check_int(n_nonmembers, "n_nonmembers", minimum=1)
+    space = 10 ** min(len(c.secret) for c in canaries)
+    if m >= space:
+        # the estimate log2(m+1) - log2(rank) then exceeds log2 |secret space|, the largest true exposure
+        raise ValueError(
+            f"n_nonmembers: a sampled exposure needs fewer samples than the {space} possible secrets"
+        )
     rng = np.random.default_rng(seed)
     out = np.empty(len(canaries))
     for i, c in enumerate(canaries):
@@ -634,6 +651,8 @@ def distribution_distance(texts_a: Sequence[str], texts_b: Sequence[str], embedd
         raise ValueError(f"texts_b: expected {len(texts_a)} texts (equal sizes), got {len(texts_b)}")
     ea = check_array(np.asarray(embedder(texts_a), dtype=float), ndim=2, name="embedder(texts_a)")
     eb = check_array(np.asarray(embedder(texts_b), dtype=float), ndim=2, name="embedder(texts_b)")
+    if len(ea) != len(texts_a):
+        raise ValueError(f"embedder: returned {len(ea)} rows for {len(texts_a)} texts (one row per text)")
     if ea.shape != eb.shape:
         raise ValueError("embedder: returned embeddings of different widths for the two sets")
     return _distance.wasserstein_equal(ea, eb)

@@ -21,10 +21,20 @@ def random_secrets(rng: np.random.Generator, n: int, digits: int) -> list[str]:
     return ["".join(map(str, row)) for row in rng.integers(0, 10, size=(n, digits))]
 
 
+def distinct_secrets(rng: np.random.Generator, n: int, digits: int) -> list[str]:
+    """``n`` distinct random digit strings (``n`` ≤ 10 ** ``digits``): :func:`random_secrets`, with a
+    repeated draw replaced by further draws (so the same as it when no draw repeats)."""
+    secrets = list(dict.fromkeys(random_secrets(rng, n, digits)))
+    while len(secrets) < n:
+        secrets = list(dict.fromkeys(secrets + random_secrets(rng, n - len(secrets), digits)))
+    return secrets
+
+
 def insert(texts: list[str], n: int, repeats: int, template: str, seed: int, digits: int):
-    """Texts with ``n`` canaries × ``repeats`` copies inserted at random positions, and the canaries."""
+    """Texts with ``n`` canaries (distinct secrets) × ``repeats`` copies inserted at random positions, and
+    the canaries."""
     rng = np.random.default_rng(seed)
-    canaries = [Canary(template.format(secret=s), s, template) for s in random_secrets(rng, n, digits)]
+    canaries = [Canary(template.format(secret=s), s, template) for s in distinct_secrets(rng, n, digits)]
     out = list(texts)
     for c in canaries:
         for _ in range(repeats):
