@@ -286,3 +286,45 @@ def test_adapt_does_not_depend_on_the_global_generator(tiny, texts, method):
         assert torch.equal(torch.random.get_rng_state(), before)
     a, b = (dpa.signals(r, texts[:3], max_length=16) for r in runs)
     assert np.array_equal(a, b)
+
+
+@pytest.mark.parametrize("clip", [0.05, 1.0, math.inf])
+def test_head_clipped_sum_equals_per_sample_gradients(tiny, texts, clip):
+    """The Gram-identity clipped sum of the head equals clipping the head's per-sequence gradients
+    (formed by vmap through the whole model); padding, microbatches and clipping on or off."""
+    hf, params = dpa._trainable(tiny.model.__class__(tiny.model.config), "head", 8, 16.0, ("q_proj",), 8)
+    hf.load_state_dict(tiny.model.state_dict(), strict=False)
+    ((name, weight),) = ((k, p.detach()) for k, p in params.items())
+    short = [" ".join(t.split()[: 2 + 2 * i]) for i, t in enumerate(texts[:6])]
+    ids, mask = _dpsgd.encode(tiny.tokenizer, short, 24)
+    assert mask.sum(1).unique().numel() > 1  # some rows are padded
+    ref = _dpsgd.clip_and_sum(_dpsgd.per_sample_grads(hf, {name: weight}, ids, mask), clip)[name]
+    hidden = _dpsgd.final_hidden(hf, ids, batch=4)
+    for microbatch in (None, 4):
+        ours = _dpsgd.head_clipped_sum(hidden, weight, ids, mask, clip, microbatch)
+        torch.testing.assert_close(ours, ref, rtol=1e-5, atol=1e-7)
+    if math.isfinite(clip) and clip < 0.1:  # every sequence clipped: each contributes norm = clip
+        one = [(hidden[i : i + 1], weight, ids[i : i + 1], mask[i : i + 1]) for i in range(6)]
+        norms = torch.stack([_dpsgd.head_clipped_sum(*args, clip).norm() for args in one])
+        assert torch.allclose(norms, torch.full((6,), clip), rtol=1e-4)
+
+
+@pytest.mark.parametrize("eps", [4.0, math.inf])
+def test_head_adaptation_with_hidden_states_computed_once_equals_the_general_path(
+    tiny, texts, eps, monkeypatch
+):
+    """adapt(method="head") computes the frozen body once; the model it returns equals the one of the
+    per-step vmap path (same noise draws), and a model with dropout keeps the general path."""
+    kw = dict(epochs=2, batch_size=4, lr=1e-2, max_length=16, microbatch=3, seed=5)
+    fast = dpa.adapt(tiny, texts[:8], "head", eps, **kw)
+    monkeypatch.setattr(dpa, "_hoistable_body", lambda hf: False)
+    slow = dpa.adapt(tiny, texts[:8], "head", eps, **kw)
+    a, b = fast.model.model.get_output_embeddings().weight, slow.model.model.get_output_embeddings().weight
+    torch.testing.assert_close(a, b, rtol=1e-5, atol=1e-6)
+    assert fast.batch_sizes == slow.batch_sizes
+    monkeypatch.undo()
+    import copy
+
+    dropped = copy.deepcopy(tiny.model)
+    dropped.config.attention_dropout = 0.1
+    assert dpa._hoistable_body(tiny.model) and not dpa._hoistable_body(dropped)

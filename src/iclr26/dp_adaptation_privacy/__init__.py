@@ -173,6 +173,18 @@ def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tu
     return hf, dict(hf.named_parameters())
 
 
+def _hoistable_body(hf) -> bool:
+    """Whether the logits are the output layer on the decoder's last hidden state and nothing in the model
+    draws dropout, so the frozen body's hidden states may be computed once for the whole training."""
+    import torch
+
+    from ..models._heads import plain_output_layer
+
+    dropouts = [m.p for m in hf.modules() if isinstance(m, torch.nn.Dropout)]
+    dropouts.append(getattr(hf.config, "attention_dropout", 0.0) or 0.0)
+    return plain_output_layer(hf) and not any(dropouts)
+
+
 def adapt(
     model,
     texts: Sequence[str],
@@ -202,6 +214,10 @@ def adapt(
     merged into the returned model) or ``"prefix"`` (peft Prefix-Tuning with ``prefix_tokens`` virtual
     tokens per layer; the returned model is the ``PeftModel``, which prepends the prefix on every call).
     ``microbatch`` bounds how many per-sequence gradients are held at once (same result; less memory).
+    For ``"head"`` on a model whose logits are the plain output layer and that draws no dropout, the
+    frozen body's hidden states are computed once and each step clips through the Gram identity
+    (:func:`_dpsgd.head_clipped_sum`), forming no per-sequence gradient: the same model up to float
+    rounding (tested), about half the CPU time on SmolLM2.
     """
     import torch
 
@@ -243,22 +259,29 @@ def adapt(
         p.requires_grad_(False)
     opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
     gen = torch.Generator().manual_seed(seed)
+    # head only, a frozen deterministic body: its hidden states are computed once, not at every step
+    hidden = _dpsgd.final_hidden(hf, ids) if method == "head" and _hoistable_body(hf) else None
     sizes = []
     for _ in range(steps):
         take = torch.rand(n, generator=gen) < q
         sizes.append(int(take.sum()))
         detached = {k: p.detach() for k, p in params.items()}
-        g = _dpsgd.dp_gradient(
-            hf,
-            detached,
-            ids[take],
-            mask[take],
-            max_grad_norm=clip,
-            sigma=sigma,
-            expected_batch_size=q * n,
-            generator=gen,
-            microbatch=microbatch,
-        )
+        if hidden is not None:
+            ((name, weight),) = detached.items()
+            summed = _dpsgd.head_clipped_sum(hidden[take], weight, ids[take], mask[take], clip, microbatch)
+            g = _dpsgd.privatise({name: summed}, sigma, clip, q * n, gen)
+        else:
+            g = _dpsgd.dp_gradient(
+                hf,
+                detached,
+                ids[take],
+                mask[take],
+                max_grad_norm=clip,
+                sigma=sigma,
+                expected_batch_size=q * n,
+                generator=gen,
+                microbatch=microbatch,
+            )
         for k, p in params.items():
             p.grad = g[k]
         opt.step()

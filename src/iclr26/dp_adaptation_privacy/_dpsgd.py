@@ -81,3 +81,49 @@ def dp_gradient(
         for k, g in part.items():
             summed[k] += g
     return privatise(summed, sigma, max_grad_norm, expected_batch_size, generator)
+
+
+def final_hidden(model, ids: torch.Tensor, batch: int = 16) -> torch.Tensor:
+    """The decoder's last hidden states ``(n, L, d)`` of right-padded ``ids`` ``(n, L)``, n ≥ 1 (no attention
+    mask, as :func:`sequence_loss`), ``batch`` sequences per forward pass, without gradients."""
+    decoder = model.get_decoder()
+    with torch.no_grad():
+        return torch.cat(
+            [
+                decoder(input_ids=ids[s : s + batch], use_cache=False).last_hidden_state
+                for s in range(0, ids.shape[0], batch)
+            ]
+        )
+
+
+def head_clipped_sum(
+    hidden: torch.Tensor,
+    weight: torch.Tensor,
+    ids: torch.Tensor,
+    mask: torch.Tensor,
+    max_grad_norm: float,
+    microbatch: int | None = None,
+) -> torch.Tensor:
+    """Σ_i clip(g_i) for the output layer ``weight`` ``(V, d)`` alone, from the hidden states ``(B, L, d)``,
+    without forming any per-sequence gradient.
+
+    The gradient of :func:`sequence_loss` for sequence i is G_i = Σ_t a_t h_tᵀ, with a_t = (softmax(W h_t)
+    − onehot(y_t)) · m_t / Σ m (the mask of target t); its norm is ‖G_i‖² = Σ_{t,s} (a_t·a_s)(h_t·h_s)
+    (the Gram-matrix identity of ghost clipping, Li et al. 2022), and the clipped sum is one product
+    (c ⊙ A)ᵀ H. Equal to :func:`clip_and_sum` of :func:`per_sample_grads` up to float rounding (tested).
+    """
+    summed = torch.zeros_like(weight)
+    step = hidden.shape[0] if microbatch is None else microbatch
+    for s in range(0, hidden.shape[0], max(step, 1)):
+        h = hidden[s : s + step, :-1]
+        y = ids[s : s + step, 1:, None]
+        m = mask[s : s + step, 1:].to(h.dtype)
+        a = torch.softmax((h @ weight.T).float(), dim=-1)
+        a.scatter_add_(-1, y, torch.full(y.shape, -1.0, dtype=a.dtype))
+        a *= (m / m.sum(dim=1, keepdim=True).clamp(min=1))[..., None]
+        a = a.to(h.dtype)
+        norms = ((a @ a.transpose(1, 2)) * (h @ h.transpose(1, 2))).sum(dim=(1, 2)).clamp(min=0).sqrt()
+        factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
+        a *= factor[:, None, None]
+        summed += a.reshape(-1, a.shape[-1]).T @ h.reshape(-1, h.shape[-1])
+    return summed

@@ -25,6 +25,8 @@ from contextlib import contextmanager
 
 import numpy as np
 
+from ..models._heads import plain_output_layer
+
 #: ``target_modules`` of the authors' ``LoraConfig`` (Llama-family names).
 AUTHORS_TARGETS = ("k_proj", "q_proj", "v_proj", "o_proj", "gate_proj", "down_proj", "up_proj", "lm_head")
 
@@ -71,10 +73,6 @@ def _lora_layer_class():
 
 #: Positions whose (positions x vocab) logits :func:`head_loss` holds at once.
 HEAD_CHUNK = 256
-#: ``config.model_type`` of the architectures whose logits are exactly the output layer applied to the
-#: decoder's last hidden state (no scaling, soft-capping or bias after it, unlike e.g. Cohere's
-#: ``logit_scale``, Granite's ``logits_scaling`` or Gemma-2's soft-capping); the others keep their own loss.
-PLAIN_HEAD_MODELS = frozenset({"llama", "mistral", "qwen2", "qwen3"})
 
 
 @functools.cache  # one class for the process, not one per training step
@@ -138,13 +136,12 @@ def head_loss(model, input_ids, labels):
 
     The output layer (a plain linear layer or a LoRA-wrapped one, its dropout drawn over all B x T
     positions as the model's own forward does) is applied by :class:`HeadLoss` to the positions that
-    have a target only. Architectures outside :data:`PLAIN_HEAD_MODELS`, and an output layer with a bias,
-    use the model's own forward."""
+    have a target only. Other models (:func:`iclr26.models._heads.plain_output_layer` false: another
+    architecture, or an output layer with a bias) use the model's own forward."""
     head = model.get_output_embeddings()
     lora = hasattr(head, "A")
     base = head.base if lora else head
-    plain = getattr(model.config, "model_type", None) in PLAIN_HEAD_MODELS
-    if not plain or getattr(base, "bias", None) is not None:
+    if not plain_output_layer(model):
         return model(input_ids=input_ids, labels=labels).loss
     hidden = model.get_decoder()(input_ids=input_ids, use_cache=False).last_hidden_state
     keep = labels[:, 1:] != -100  # position i predicts token i + 1
