@@ -526,7 +526,7 @@ def insert_canaries(
         raise ValueError(f"template: '{{secret}}' must be its only placeholder ({exc!r})") from None
     n = check_int(n, "n", minimum=1)
     digits = check_int(digits, "digits", minimum=1)
-    if n > 10**digits:
+    if digits < 19 and n > 10**digits:  # (any n of a long list fits 19 digits and more)
         raise ValueError(f"n: at most 10**digits = {10**digits} distinct secrets of {digits} digit(s)")
     repeats = check_int(repeats, "repeats", minimum=1)
     return _canaries.insert(texts, n, repeats, template, check_int(seed, "seed", minimum=0), digits)
@@ -539,7 +539,8 @@ def canary_exposure(
     if not canaries or not all(isinstance(c, Canary) for c in canaries):
         raise ValueError("canaries: expected a non-empty list of Canary (from insert_canaries)")
     m = check_int(n_nonmembers, "n_nonmembers", minimum=1)
-    space = 10 ** min(len(c.secret) for c in canaries)
+    digits = min(len(c.secret) for c in canaries)
+    space = 10**digits if digits < 19 else math.inf
     if m >= space:
         # the estimate log2(m+1) - log2(rank) then exceeds log2 |secret space|, the largest true exposure
         raise ValueError(
