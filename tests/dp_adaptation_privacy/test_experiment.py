@@ -169,3 +169,39 @@ def test_claims_on_synthetic_cells(monkeypatch):
     assert verdicts[1] == "holds"  # overlap and IID planted equal
     assert verdicts[4] == "holds"  # eps = inf exposure planted higher
     assert verdicts[5] == "holds"  # the shadow score carries the planted leak, the base score none
+
+
+@pytest.mark.slow
+def test_medium_run_end_to_end_on_a_tiny_model_and_its_resume(tmp_path, monkeypatch):
+    """The medium path of run() (continued pretraining of the chosen model, eps 8 and inf, 2 shadows, the
+    analysis, the table and the plot) on a tiny random model and micro sizes; a second run with the same
+    --out reuses the saved base and cells and gives the same claims."""
+    pytest.importorskip("faker")
+    pytest.importorskip("peft")
+    from iclr26.models import tiny_random_model
+    from iclr26.runtime import RunContext
+
+    micro = _micro_cfg(
+        distributions=("overlap", "project_code", "ood"),
+        epsilons=(8.0, math.inf),
+        n_members=8,
+        n_population=8,
+        n_pretrain=40,
+        pretrain=dict(steps=2, batch_size=4, lr=1e-3),
+    )
+    monkeypatch.setitem(experiment.CONFIGS, "medium", micro)
+    monkeypatch.setattr(RunContext, "load_model", lambda self, *a, **k: tiny_random_model(0))
+    ctx = RunContext("dp-adaptation-privacy", scale="medium", out_dir=tmp_path, show_progress=False)
+    first = experiment.run(ctx)
+    rows = first.tables["privacy_utility"]
+    assert len(rows) == 3 * 4 * 2 and {r["epsilon"] for r in rows} == {8.0, "inf"}
+    assert [str(c.verdict) != "not measurable here" for c in first.claims].count(
+        True
+    ) == 6  # eps = inf measured
+    assert (tmp_path / "auc_vs_validation_loss.png").is_file()
+    assert len(list((tmp_path / "_cells").glob("*.pkl"))) == 3 * (1 + 4 * 2)
+    (base,) = tmp_path.glob("_base-*")
+    stamp = (base / "config.json").stat().st_mtime_ns
+    again = experiment.run(ctx)
+    assert (base / "config.json").stat().st_mtime_ns == stamp  # the base was not trained again
+    assert [c.to_dict() for c in again.claims] == [c.to_dict() for c in first.claims]
