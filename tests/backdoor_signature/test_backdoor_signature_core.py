@@ -214,10 +214,20 @@ def test_bad_input(gen):
         bs.signature_scores(deltas, modules=("q_proj",))
     with pytest.raises(ValueError, match="lam"):
         bs.signature_scores(deltas, lam=float("nan"))
+    key = next(k for k in deltas[0] if "up_proj" in k)
+    # a variant whose delta has another shape: the Gram kernel read past the smaller one (garbage scores)
+    resized = [deltas[0], {**deltas[1], key: deltas[1][key][:-1]}, *deltas[2:]]
+    with pytest.raises(ValueError, match=r"deltas\[1\]"):
+        bs.signature_scores(resized)
+    with pytest.raises(ValueError, match="no module"):  # no MLP module at all: scores were {} silently
+        bs.signature_scores([{k: d[k] for k in d if "mlp" not in k} for d in deltas])
     scores = bs.signature_scores(deltas)
     for ratio in (0, 1.5, -0.1, True):
         with pytest.raises(ValueError, match="ratio"):
             bs.select_signature(scores, ratio=ratio)
+    for bad in (np.r_[np.nan, scores[key][1:]], np.ones((2, 2)), np.array([])):  # NaN ranked silently
+        with pytest.raises(ValueError, match="scores"):
+            bs.select_signature({**scores, key: bad})
     with pytest.raises(ValueError, match="ratio"):
         bs.random_signature(sd, ratio=0.0)
     with pytest.raises(ValueError, match="signature"):

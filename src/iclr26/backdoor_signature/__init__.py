@@ -31,7 +31,7 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from ..validation import check_in, check_int
+from ..validation import check_array, check_in, check_int
 from . import _data, _judge, _lora, _rouge, _signature
 from ._data import ATTACKS, DEFAULT_VARIANTS, NEGSENTIMENT_TARGET, REFUSAL_TARGET, templated_samples
 from ._judge import EMPTY_CONVENTIONS, JUDGES
@@ -251,9 +251,9 @@ def select_signature(scores: dict[str, np.ndarray], ratio: float = 0.35) -> Sign
     """
     if not isinstance(scores, dict) or not scores:
         raise ValueError("scores must be a non-empty dict module -> channel scores")
-    return _signature.top_channels(
-        {k: np.asarray(v, float) for k, v in scores.items()}, _check_ratio(ratio, "ratio")
-    )
+    # finite, 1-D and non-empty: a NaN has no rank, and a 2-D array no channel index
+    checked = {key: check_array(v, ndim=1, name=f"scores[{key!r}]") for key, v in scores.items()}
+    return _signature.top_channels(checked, _check_ratio(ratio, "ratio"))
 
 
 def random_signature(

@@ -89,7 +89,14 @@ def score_deltas(
         present = [i for i, d in enumerate(deltas) if key in d]
         if len(present) >= min(2, len(deltas)):
             mats = [deltas[i][key] for i in present]
-            scores[key] = score_module(mats, kind, lam, [f"{names[i]}[{key!r}]" for i in present])
+            where = [f"{names[i]}[{key!r}]" for i in present]
+            for m, name in zip(mats, where):
+                if m.shape != mats[0].shape:  # the Gram kernel would read past the smaller one
+                    raise ValueError(f"{name} has shape {tuple(m.shape)}, {where[0]} {tuple(mats[0].shape)}")
+            scores[key] = score_module(mats, kind, lam, where)
+    if not scores:
+        seen = sorted({k for d in deltas for k in d})[:3]
+        raise ValueError(f"deltas: no module of {modules} in at least two variants (keys such as {seen})")
     return scores
 
 
