@@ -3,6 +3,7 @@ import warnings
 from pathlib import Path
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from iclr26.causalpitfalls import (
@@ -18,6 +19,7 @@ from iclr26.causalpitfalls import (
     failure_rate,
     fill_rubric,
     generate_challenges,
+    ipw_effect,
     judge_messages,
     load_challenges,
     parse_scores,
@@ -123,6 +125,14 @@ def test_causal_reliability_bad_input():
         )
     with pytest.raises(ValueError, match="scores"):
         causal_reliability([{"challenge": "simpson_paradox"}])
+    record = {"challenge": "simpson_paradox", "protocol": "d", "difficulty": "easy"}
+    # a score other than 0/1/None gave a CR above 100 (or a TypeError for a string)
+    for bad in ([2, 1], ["1"], [0.5], [float("nan")], 1):
+        with pytest.raises(ValueError, match=r"scores\[0\]\.scores"):
+            causal_reliability([{**record, "scores": bad}])
+    with pytest.raises(ValueError, match="no record has a decided"):  # an empty result before
+        causal_reliability([{**record, "scores": [None, None]}])
+    assert causal_reliability([{**record, "scores": [True, False]}])["overall"]["d"] == 50
 
 
 def test_failure_rates():
@@ -130,6 +140,39 @@ def test_failure_rates():
     assert code_failure_rate(["ok", "no_block", "timeout", "ok"]) == 0.5
     with pytest.raises(ValueError, match="responses"):
         failure_rate([])
+    assert failure_rate([None, "failed"]) == 0.5
+    with pytest.raises(ValueError, match="responses"):  # a str was read as a list of characters
+        failure_rate("an error")
+    with pytest.raises(ValueError, match=r"responses\[0\]"):
+        failure_rate([3])
+    assert code_failure_rate(["compile_error", "ok"]) == 0.5  # every status but ok fails
+    with pytest.raises(ValueError, match=r"statuses\[1\]"):  # an unknown status counted as success
+        code_failure_rate(["ok", "fine"])
+
+
+def test_ipw_effect_and_its_bad_input():
+    """IPW with a saturated propensity (one binary confounder) equals the standardised difference; the
+    inputs that gave NaN (or a pandas error) now raise, naming the argument."""
+    rng = np.random.default_rng(0)
+    z = rng.random(2000) < 0.4
+    t = (rng.random(2000) < np.where(z, 0.7, 0.2)).astype(int)
+    y = 1.5 * t + 2.0 * z + rng.normal(size=2000)
+    df = pd.DataFrame({"t": t, "y": y, "z": z.astype(int)})
+    strata = [df[df.z == v] for v in (0, 1)]
+    standardised = sum(len(s) / len(df) * (s[s.t == 1].y.mean() - s[s.t == 0].y.mean()) for s in strata)
+    assert ipw_effect(df, "t", "y", ["z"]) == pytest.approx(standardised, abs=1e-8)
+    assert ipw_effect(df, "t", "y", []) == pytest.approx(df[df.t == 1].y.mean() - df[df.t == 0].y.mean())
+    for data, name in (
+        (df.assign(t=2 * df.t), "treatment"),
+        (df.assign(t=1), "treatment"),
+        (df.assign(y=df.y.where(df.index != 3)), "outcome"),
+        (df.assign(z=df.z.where(df.index != 3)), "covariates"),
+        (df.assign(t=df.z), "positivity"),  # the confounder decides the treatment: separation
+    ):
+        with pytest.raises(ValueError, match=name):
+            ipw_effect(data, "t", "y", ["z"])
+    with pytest.raises(ValueError, match="no column 'w'"):
+        ipw_effect(df, "t", "y", ["w"])
 
 
 def test_prompts_share_one_shuffle_and_fill_placeholders():

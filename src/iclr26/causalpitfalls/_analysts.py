@@ -25,16 +25,41 @@ ANALYST_CHALLENGES = tuple(_reference.ANALYSES)
 
 def ipw_effect(data: pd.DataFrame, treatment: str, outcome: str, covariates: list[str]) -> float:
     """Inverse-probability-weighted ATE (Hajek form) with a logistic propensity on ``covariates``
-    (categorical ones one-hot coded), by Newton's method; weights are not trimmed."""
-    x = pd.get_dummies(data[covariates], drop_first=True).to_numpy(float)
+    (categorical ones one-hot coded; none: a constant propensity, so the difference in means), by
+    Newton's method; weights are not trimmed.
+
+    Raises ``ValueError`` for a missing column, a treatment that is not 0/1 with both groups present,
+    missing or non-numeric outcome values, missing covariate values, and a propensity fit that diverges
+    (covariates that separate the groups: positivity fails, the weights are unbounded)."""
+    if not isinstance(data, pd.DataFrame):
+        raise ValueError(f"data: expected a DataFrame, got {type(data).__name__}")
+    covariates = [covariates] if isinstance(covariates, str) else list(covariates)
+    for name in (treatment, outcome, *covariates):
+        if name not in data.columns:
+            raise ValueError(f"data: no column {name!r}")
+    t = pd.to_numeric(data[treatment], errors="coerce").to_numpy(float)
+    if not np.isin(t, (0.0, 1.0)).all() or len(np.unique(t)) < 2:
+        raise ValueError(f"treatment: {treatment!r} must be 0/1 with both groups present")
+    y = pd.to_numeric(data[outcome], errors="coerce").to_numpy(float)
+    if not np.isfinite(y).all():
+        raise ValueError(f"outcome: {outcome!r} has missing or non-numeric values")
+    if data[covariates].isna().to_numpy().any():
+        raise ValueError(f"covariates: {covariates} have missing values")
+    x = np.empty((len(t), 0))  # no covariates: a constant propensity
+    if covariates:
+        x = pd.get_dummies(data[covariates], drop_first=True).to_numpy(float)
     x = np.column_stack([np.ones(len(x)), (x - x.mean(0)) / np.where(x.std(0) > 0, x.std(0), 1)])
-    t = data[treatment].to_numpy(float)
-    y = data[outcome].to_numpy(float)
     b = np.zeros(x.shape[1])
-    for _ in range(50):
+    with np.errstate(over="ignore"):  # a diverging fit is caught below
+        for _ in range(50):
+            p = 1 / (1 + np.exp(-x @ b))
+            step = np.linalg.solve((x * (p * (1 - p))[:, None]).T @ x + 1e-9 * np.eye(len(b)), x.T @ (t - p))
+            b += step
         p = 1 / (1 + np.exp(-x @ b))
-        b += np.linalg.solve((x * (p * (1 - p))[:, None]).T @ x + 1e-9 * np.eye(len(b)), x.T @ (t - p))
-    p = 1 / (1 + np.exp(-x @ b))
+    # Newton converges in a few steps unless the groups are separable, where the coefficients grow
+    # without end and the propensities tend to 0 or 1 (the estimate would then be the confounded one)
+    if np.abs(step).max() > 1e-6 or not ((p > 0) & (p < 1)).all():
+        raise ValueError("covariates: the propensity fit diverges (separation: positivity fails)")
     w1, w0 = t / p, (1 - t) / (1 - p)
     return float((w1 @ y) / w1.sum() - (w0 @ y) / w0.sum())
 

@@ -14,6 +14,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from ..models import GenerationConfig, LanguageModel
 from ..validation import check_int
 from ._prompts import judge_messages
@@ -108,7 +110,8 @@ def _has(text: str, phrase: str) -> bool:
 def _numeric(c: dict[str, Any], text: str, need_all: bool) -> int | None:
     targets = [_as_float(t) for t in c.get("targets", [])]
     tol = _as_float(c.get("tolerance"))
-    if not targets or tol is None or any(t is None for t in targets):
+    # a malformed criterion (no target, a non-number, a NaN or negative tolerance) is undecided, not failed
+    if not targets or tol is None or not tol >= 0 or any(t is None or not np.isfinite(t) for t in targets):
         return None
     nums = _numbers(text)
     hit = [any(abs(x - t) <= tol + 1e-12 for x in nums) for t in targets]

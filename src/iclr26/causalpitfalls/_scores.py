@@ -13,15 +13,25 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from ..sandbox import STATUSES
 from ._data import CATEGORY_OF, DIFFICULTIES
 
 FAILURE_REGEX = re.compile(r"error|exception|failed|traceback", re.IGNORECASE)
-CODE_FAILURES = ("no_block", "empty", "runtime_error", "timeout", "memory", "output_limit", "killed")
+#: The code statuses of a code-assisted item: the sandbox's (``iclr26.sandbox.STATUSES``), or no code
+#: block / an empty one in the reply (no run). Every status but ``"ok"`` is a failure.
+CODE_STATUSES = ("no_block", "empty", *STATUSES)
 
 
 def normalized_score(scores: Sequence[int | None]) -> float:
-    """100 x mean of the decided scores (all of them for an LLM judge, as the authors); NaN if none."""
-    decided = [s for s in scores if s is not None]
+    """100 x mean of the decided scores (all of them for an LLM judge, as the authors); NaN if none.
+
+    Each score is 1, 0 (or True/False) or None (undecided); anything else raises ``ValueError``."""
+    if isinstance(scores, str) or not isinstance(scores, Sequence):
+        raise ValueError(f"scores: expected a list of 0/1/None per criterion, got {type(scores).__name__}")
+    for i, s in enumerate(scores):
+        if s is not None and (not isinstance(s, int | float) or s not in (0, 1)):
+            raise ValueError(f"scores[{i}]: expected 0, 1 or None, got {s!r}")
+    decided = [int(s) for s in scores if s is not None]
     return 100.0 * sum(decided) / len(decided) if decided else float("nan")
 
 
@@ -43,10 +53,20 @@ def _frame(records: Sequence[dict[str, Any]]) -> pd.DataFrame:
                 "category": CATEGORY_OF[r["challenge"]],
                 "protocol": r["protocol"],
                 "difficulty": r["difficulty"],
-                "normalized_score": normalized_score(r["scores"]),
+                "normalized_score": _record_score(r["scores"], i),
             }
         )
-    return pd.DataFrame(rows).dropna(subset=["normalized_score"])
+    df = pd.DataFrame(rows).dropna(subset=["normalized_score"])
+    if df.empty:
+        raise ValueError("scores: no record has a decided criterion (every score is None)")
+    return df
+
+
+def _record_score(scores: Any, i: int) -> float:
+    try:
+        return normalized_score(scores)
+    except ValueError as e:
+        raise ValueError(f"scores[{i}].{e}") from None
 
 
 def causal_reliability(scores: Sequence[dict[str, Any]], *, round_as_authors: bool = False) -> dict[str, Any]:
@@ -82,16 +102,24 @@ def causal_reliability(scores: Sequence[dict[str, Any]], *, round_as_authors: bo
     }
 
 
-def failure_rate(responses: Sequence[str]) -> float:
-    """The authors' failure rate: the fraction of responses matching ``error|exception|failed|traceback``."""
-    if not responses:
-        raise ValueError("responses: expected a non-empty list")
+def failure_rate(responses: Sequence[str | None]) -> float:
+    """The authors' failure rate: the fraction of responses matching ``error|exception|failed|traceback``
+    (``None``, no response, matches nothing)."""
+    if isinstance(responses, str) or not isinstance(responses, Sequence) or not responses:
+        raise ValueError("responses: expected a non-empty list of str")
+    for i, r in enumerate(responses):
+        if r is not None and not isinstance(r, str):
+            raise ValueError(f"responses[{i}]: expected a str or None, got {type(r).__name__}")
     return float(np.mean([bool(FAILURE_REGEX.search(r or "")) for r in responses]))
 
 
 def code_failure_rate(statuses: Sequence[str]) -> float:
-    """The fraction of code-assisted items whose code failed: no block, empty block, non-zero exit,
-    timeout, memory or output limit (statuses as recorded by :func:`run_benchmark`)."""
-    if not statuses:
+    """The fraction of code-assisted items whose code failed: every status of :data:`CODE_STATUSES` but
+    ``"ok"`` (no block, empty block, compile or runtime error, timeout, memory or output limit, killed;
+    statuses as recorded by :func:`run_benchmark`)."""
+    if isinstance(statuses, str) or not isinstance(statuses, Sequence) or not statuses:
         raise ValueError("statuses: expected a non-empty list")
-    return float(np.mean([s in CODE_FAILURES for s in statuses]))
+    for i, s in enumerate(statuses):
+        if s not in CODE_STATUSES:
+            raise ValueError(f"statuses[{i}]: expected one of {CODE_STATUSES}, got {s!r}")
+    return float(np.mean([s != "ok" for s in statuses]))
