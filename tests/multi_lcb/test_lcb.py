@@ -144,6 +144,33 @@ def test_metrics_groups_and_not_available():
         multi_lcb_metrics([{"question_id": "a"}])
 
 
+def test_multi_lcb_metrics_refuses_what_it_read_wrongly():
+    """Each of these gave a number (or a TypeError) before: a str of passes read per character,
+    bool('False') counted as a pass, a problem counted twice, an inverted window matching nothing."""
+    rec = dict(question_id="a", language="python", passed=[True, False], difficulty="easy")
+    rec.update(platform="atcoder", contest_date="2024-01-05")
+    for bad, match in (
+        ({"passed": "TF"}, r"results\[0\]\.passed"),
+        ({"passed": ["False", "False"]}, r"results\[0\]\.passed"),
+        ({"passed": []}, "no sample"),
+        ({"contest_date": "last week"}, "contest_date"),
+        ({"contest_date": 20240105}, "contest_date"),
+    ):
+        with pytest.raises(ValueError, match=match):
+            multi_lcb_metrics([{**rec, **bad}])
+    with pytest.raises(ValueError, match="appears twice"):
+        multi_lcb_metrics([rec, {**rec, "passed": [True, True]}])
+    with pytest.raises(ValueError, match="start is after the end"):
+        multi_lcb_metrics([rec], windows={"w": ("2025-01-01", "2024-01-01")})
+    with pytest.raises(ValueError, match="at least one record"):
+        multi_lcb_metrics([])
+    # an aware date is compared in UTC with the naive windows (a TypeError before)
+    late = {**rec, "contest_date": "2024-01-01T01:00:00+02:00"}  # 2023-12-31 23:00 UTC
+    rows = multi_lcb_metrics([late], windows={"2024": ("2024-01-01", None), "2023": (None, "2024-01-01")})
+    assert {r["window"] for r in rows} == {"2023"}
+    assert multi_lcb_metrics([{**rec, "passed": [1, 0, np.True_]}])[0]["pass@1"] == pytest.approx(2 / 3)
+
+
 def _record(qid, date, public, private, testtype="stdin", meta="{}"):
     return {
         "question_title": qid,

@@ -9,7 +9,7 @@ import json
 import pickle
 import zlib
 from dataclasses import dataclass, field, replace
-from datetime import datetime
+from datetime import UTC, date, datetime
 from decimal import Decimal, InvalidOperation
 
 from ._toolchains import DISPLAY, FENCE_TAGS, get_multi_language
@@ -73,7 +73,7 @@ def problem_from_record(rec: dict) -> Problem:
         question_content=str(rec["question_content"]),
         platform=str(rec["platform"]),
         difficulty=str(rec["difficulty"]),
-        contest_date=datetime.fromisoformat(str(rec["contest_date"])),
+        contest_date=_contest_date(rec["contest_date"], f"problem {rec['question_id']}"),
         tests=tuple((t["input"], t["output"]) for t in tests),
         testtype=types.pop(),
         starter_code=str(rec.get("starter_code", "") or ""),
@@ -118,6 +118,21 @@ def _date(s, name):
         return datetime.strptime(s, "%Y-%m-%d")
     except (TypeError, ValueError):
         raise ValueError(f"{name} must be a 'YYYY-MM-DD' string, got {s!r}") from None
+
+
+def _contest_date(value, where: str) -> datetime:
+    """A contest date (a datetime, a date or ISO text) as a naive datetime; an aware one is taken to UTC
+    first (LCB's dates are naive, and naive and aware datetimes do not compare)."""
+    if isinstance(value, str):
+        try:
+            value = datetime.fromisoformat(value)
+        except ValueError:
+            raise ValueError(f"{where}: contest_date must be ISO text, got {value!r}") from None
+    elif isinstance(value, date) and not isinstance(value, datetime):
+        value = datetime(value.year, value.month, value.day)
+    if not isinstance(value, datetime):
+        raise ValueError(f"{where}: contest_date must be a datetime or ISO text, got {type(value).__name__}")
+    return value.astimezone(UTC).replace(tzinfo=None) if value.tzinfo else value
 
 
 # --- prompt ------------------------------------------------------------------------------------------------
@@ -246,7 +261,14 @@ def pass_at_k(n, c, k: int):
         raise ValueError(f"n and c must have the same length, got {n_arr.shape} and {c_arr.shape}")
     out = []
     for ni, ci in zip(n_arr.tolist(), c_arr.tolist()):
-        if int(ni) != ni or int(ci) != ci or ci < 0 or ni < 1 or ci > ni:
+        if (
+            not (np.isfinite(ni) and np.isfinite(ci))
+            or int(ni) != ni
+            or int(ci) != ci
+            or ci < 0
+            or ni < 1
+            or ci > ni
+        ):
             raise ValueError(f"need integers 0 <= c <= n, n >= 1; got n={ni}, c={ci}")
         if ni < k:
             raise ValueError(
@@ -255,6 +277,17 @@ def pass_at_k(n, c, k: int):
         ni, ci = int(ni), int(ci)
         out.append(1.0 if ni - ci < k else float(1.0 - np.prod(1.0 - k / np.arange(ni - ci + 1, ni + 1))))
     return out[0] if scalar else np.array(out)
+
+
+def _check_passed(passed, available: bool, where: str) -> None:
+    """One bool (or 0/1) per sample; empty only for a language whose toolchain is missing."""
+    if isinstance(passed, str | bytes) or not hasattr(passed, "__len__"):
+        raise ValueError(f"{where}: expected a list of bools, one per sample, got {type(passed).__name__}")
+    for x in passed:  # bool("False") is True: a str here would count as a pass
+        if isinstance(x, str) or x not in (0, 1):
+            raise ValueError(f"{where}: expected bools (or 0/1), got {x!r}")
+    if available and len(passed) == 0:
+        raise ValueError(f"{where}: no sample for an available language")
 
 
 def multi_lcb_metrics(results, *, k: int = 1, windows=None) -> list[dict]:
@@ -268,15 +301,25 @@ def multi_lcb_metrics(results, *, k: int = 1, windows=None) -> list[dict]:
     """
     windows = windows or {"all": (None, None)}
     bounds = {w: (_date(a, "windows"), _date(b, "windows")) for w, (a, b) in windows.items()}
+    for w, (lo, hi) in bounds.items():
+        if lo is not None and hi is not None and lo > hi:
+            raise ValueError(f"windows[{w!r}]: the start is after the end")
+    if not results:
+        raise ValueError("results: expected at least one record")
     groups: dict[tuple, list] = {}
-    for r in results:
+    seen = set()
+    for i, r in enumerate(results):
         for key in ("question_id", "language", "passed", "difficulty", "platform", "contest_date"):
             if key not in r:
                 raise ValueError(f"results: a record lacks {key!r}")
-        date = r["contest_date"]
-        date = datetime.fromisoformat(date) if isinstance(date, str) else date
+        problem = (r["platform"], r["question_id"], r["language"])
+        if problem in seen:  # it would count as two problems
+            raise ValueError(f"results[{i}]: problem {r['question_id']!r} in {r['language']} appears twice")
+        seen.add(problem)
+        _check_passed(r["passed"], r.get("available", True), f"results[{i}].passed")
+        when = _contest_date(r["contest_date"], f"results[{i}]")
         for w, (lo, hi) in bounds.items():
-            if (lo is None or lo <= date) and (hi is None or date <= hi):
+            if (lo is None or lo <= when) and (hi is None or when <= hi):
                 for diff in (r["difficulty"], "all"):
                     for plat in (r["platform"], "all"):
                         groups.setdefault((r["language"], diff, plat, w), []).append(r)
