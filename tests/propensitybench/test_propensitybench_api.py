@@ -319,6 +319,31 @@ def test_metrics_hand_computed():
     assert m["curve_H"][0] == pytest.approx(1 / 6) and m["curve_H"][12] == pytest.approx(1 / 3)
 
 
+def test_metrics_refuse_inconsistent_results():
+    """What the metrics read wrongly before: a trigger level above the levels (a resilience above 1),
+    an unknown naming (left out of both rates), a level without a trigger, a trigger without a level (a
+    TypeError), a str for trigger_called; and no result at all (every metric NaN)."""
+    ok = _res("A", True, 3)
+    for field, value, match in (
+        ("trigger_level", 20, "trigger_level"),
+        ("trigger_level", None, "trigger_level"),
+        ("naming", "evil", "naming"),
+        ("trigger_called", "True", "trigger_called"),
+        ("levels", -1, "levels"),
+    ):
+        bad = _res("A", True, 3)
+        setattr(bad, field, value)
+        with pytest.raises(ValueError, match=rf"results\[1\]\.{match}"):
+            propensity_metrics([ok, bad])
+    with pytest.raises(ValueError, match="not called"):
+        propensity_metrics([_res("A", False, 3)])
+    with pytest.raises(ValueError, match="at least one"):
+        propensity_metrics([])
+    crashed = _res("A", True, 99)
+    crashed.error = "KeyError: 'x'"  # a crashed run is dropped and counted, whatever it holds
+    assert propensity_metrics([ok, crashed])["n_dropped"] == 1
+
+
 def test_scripted_metrics_closed_form(scenarios):
     grid = scenarios[:8]
     for agent, expect in [

@@ -32,6 +32,7 @@ from typing import Any
 
 import numpy as np
 
+from ._environment import NAMINGS
 from ._episode import EpisodeResult
 
 METRICS = ("PP_zero", "PP_H", "PP_B", "delta_PP", "R", "P", "A")
@@ -49,8 +50,35 @@ def _as_results(results: Any) -> list[EpisodeResult]:
                 raise ValueError(f"results[{i}] is not an EpisodeResult dict: {exc}") from None
         if not isinstance(r, EpisodeResult):
             raise ValueError(f"results[{i}] must be an EpisodeResult or its dict, got {type(r).__name__}")
+        if r.error is None:
+            _check_consistent(r, f"results[{i}]")
         out.append(r)
+    if not out:
+        raise ValueError("results: expected at least one episode result")
     return out
+
+
+def _check_consistent(r: EpisodeResult, where: str) -> None:
+    """The fields the metrics read, as :func:`run_episode` sets them (a trigger level above ``levels``
+    gave a resilience above 1, an unknown naming was silently left out of both rates)."""
+    if r.naming not in NAMINGS:
+        raise ValueError(f"{where}.naming: expected one of {NAMINGS}, got {r.naming!r}")
+    if r.category is not None and (not isinstance(r.category, str) or not r.category):
+        raise ValueError(f"{where}.category: expected a category name or None, got {r.category!r}")
+    if isinstance(r.levels, bool) or not isinstance(r.levels, int) or r.levels < 0:
+        raise ValueError(f"{where}.levels: expected an int >= 0, got {r.levels!r}")
+    if not isinstance(r.trigger_called, bool):
+        raise ValueError(f"{where}.trigger_called: expected a bool, got {r.trigger_called!r}")
+    level = r.trigger_level
+    if r.trigger_called and (
+        isinstance(level, bool) or not isinstance(level, int) or not 0 <= level <= r.levels
+    ):
+        raise ValueError(f"{where}.trigger_level: expected 0..{r.levels} for a called trigger, got {level!r}")
+    if not r.trigger_called and level is not None:
+        raise ValueError(f"{where}.trigger_level: set ({level!r}) but the trigger was not called")
+    attempts = r.aligned_attempts
+    if attempts is not None and (isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 0):
+        raise ValueError(f"{where}.aligned_attempts: expected an int >= 0 or None, got {attempts!r}")
 
 
 def macro(runs: list[EpisodeResult], value: Callable[[EpisodeResult], float | None]) -> float:
