@@ -176,6 +176,12 @@ def test_bad_input(adult):
         make_benchmark_from_tables([t, t.iloc[:0]], "json")
     with pytest.raises(ValueError, match="encoding"):
         make_benchmark_from_tables([t, t], "csv")
+    # one chunk, or one distinct table: the first half (the members) was empty, one class only
+    with pytest.raises(ValueError, match="chunk_size"):
+        make_benchmark(t, 10, "json")
+    with pytest.raises(ValueError, match="2 distinct tables"):
+        make_benchmark_from_tables([t, t.copy()], "json")
+    assert make_benchmark(t, 5, "json").label.tolist() == [1, 0]
 
 
 def test_short_tables_are_small_and_seeded():

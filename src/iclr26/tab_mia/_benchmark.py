@@ -81,6 +81,8 @@ def labelled(members: list[str], non_members: list[str]) -> pd.DataFrame:
 
 def long_context(csv_text: str, chunk_size: int, encoding: str, seed: int) -> pd.DataFrame:
     chunks = chunk_texts(csv_text, chunk_size)
+    if len(chunks) < 2:  # the first half of one chunk is empty: a benchmark without members
+        raise ValueError(f"chunk_size: the table gives one chunk of {chunk_size} rows; 2 are needed")
     if encoding != "key-value-pair":
         _check_round_trip(chunks)
     members, non_members = split_members(chunks, seed)
@@ -99,6 +101,8 @@ def real_vs_synthetic(real_csv: str, synthetic_csv: str, chunk_size: int, encodi
 
 def short_context(tables: Sequence[pd.DataFrame], encoding: str, seed: int) -> pd.DataFrame:
     unique = list(dict.fromkeys(t.to_csv(index=False) for t in tables))
+    if len(unique) < 2:
+        raise ValueError("tables: fewer than 2 distinct tables (duplicates are kept once); 2 are needed")
     members, non_members = split_members(unique, seed)
     return labelled(
         [encode_csv_text(t, encoding) for t in members], [encode_csv_text(t, encoding) for t in non_members]
