@@ -290,3 +290,10 @@ def test_load_metrics_ratio():
         torch.tensor([1.0], dtype=torch.float64),
     )
     assert math.isnan(load_metrics(torch.zeros(4))["max_mean_ratio"])
+    # a reference of another shape had its mean divided in silently; a negative count gave a ratio
+    with pytest.raises(ValueError, match="reference"):
+        max_mean_ratio(torch.tensor([1.0, 2, 3]), torch.tensor([1.0, 1]))
+    with pytest.raises(ValueError, match="counts"):
+        load_metrics(torch.tensor([-1, 3, 2]))
+    with pytest.raises(ValueError, match="one count per expert"):  # an IndexError before
+        max_mean_ratio(torch.tensor([]))

@@ -10,6 +10,7 @@ from iclr26.ch_batterygen import (
     WindowSet,
     confusion_counts,
     evaluate_task,
+    f1_from_confusion,
     macro_f1,
     make_model,
     vehicle_folds,
@@ -97,6 +98,10 @@ def test_macro_f1_matches_sklearn_and_averages_over_all_classes():
     # a class absent from both counts as 0 in the mean (the docstring says so)
     assert macro_f1([0, 1], [0, 1], 3) == pytest.approx(2 / 3)
     assert confusion_counts([0, 1, 1], [1, 1, 0], 2).tolist() == [[0, 1], [1, 1]]
+    with pytest.raises(ValueError, match="counts"):  # a negative count gave a negative F1
+        f1_from_confusion(np.array([[-1, 2], [3, 4]]))
+    with pytest.raises(ValueError, match="square"):  # a broadcasting error before
+        f1_from_confusion(np.ones((2, 3)))
     with pytest.raises(ValueError, match="y_pred"):
         macro_f1([0, 1], [0, 5], 3)
 

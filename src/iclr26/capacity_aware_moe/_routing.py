@@ -337,6 +337,20 @@ def max_mean_ratio(loads: torch.Tensor, reference: torch.Tensor | None = None) -
     """
     loads = torch.as_tensor(loads).double()
     ref = loads if reference is None else torch.as_tensor(reference).double()
+    if ref.shape != loads.shape:  # another shape's mean would be divided in silently
+        raise ValueError(
+            f"reference must have the shape of loads {tuple(loads.shape)}, got {tuple(ref.shape)}"
+        )
+    if loads.ndim == 0 or loads.shape[-1] == 0:
+        raise ValueError(
+            f"loads must hold one count per expert along its last axis, got shape {tuple(loads.shape)}"
+        )
+    if (
+        not (torch.isfinite(loads).all() and torch.isfinite(ref).all())
+        or (loads < 0).any()
+        or (ref < 0).any()
+    ):
+        raise ValueError("loads and reference must hold finite token counts >= 0")
     mean = ref.mean(-1)
     out = loads.max(-1).values / mean
     return torch.where(mean > 0, out, torch.full_like(out, float("nan")))

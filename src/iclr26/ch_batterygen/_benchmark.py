@@ -241,6 +241,10 @@ def f1_from_confusion(confusion: np.ndarray) -> float:
     """Macro-F1 of a confusion matrix: the mean over all its classes of ``2 TP / (2 TP + FP + FN)``,
     0 for a class with no true and no predicted sample."""
     c = np.asarray(confusion, dtype=np.float64)
+    if c.ndim != 2 or c.shape[0] != c.shape[1] or c.shape[0] == 0:
+        raise ValueError(f"confusion must be a square (n_classes, n_classes) matrix, got shape {c.shape}")
+    if not np.isfinite(c).all() or (c < 0).any():  # a negative count gave a negative F1
+        raise ValueError("confusion must hold finite counts >= 0")
     tp = np.diag(c)
     denom = c.sum(0) + c.sum(1)
     return float(np.mean(np.where(denom > 0, 2.0 * tp / np.where(denom > 0, denom, 1.0), 0.0)))
