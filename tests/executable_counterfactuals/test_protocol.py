@@ -6,6 +6,7 @@ import json
 import os
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from iclr26.executable_counterfactuals import (
@@ -49,6 +50,13 @@ def test_score_em_f1_invalid():
     assert s["em"] == 0.0 and s["f1"] == pytest.approx(2 / 3)
     assert score({5}, {1}) == {"em": 0.0, "f1": 0.0, "invalid": 0.0}
     assert score(None, {1}) == {"em": 0.0, "f1": 0.0, "invalid": 1.0}
+    assert score(np.array([1, 2]), [2, 1])["em"] == 1.0
+    # a str was a set of characters ("12" matched "21"), a bool an int, a float an answer
+    for pred, truth, name in (("12", "21", "truth"), ([True], {1}, "pred"), ([1.0], {1}, "pred")):
+        with pytest.raises(ValueError, match=name):
+            score(pred, truth)
+    with pytest.raises(ValueError, match=r"preds\[1\]"):
+        aggregate([{1}, "1"], [{1}, {1}])
 
 
 def test_aggregate_micro_and_mean():

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import operator
 import os
 import re
 from collections.abc import Iterable, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..store import atomic_write_text
 from ..validation import check_in
 from ._problem import Problem
 
@@ -80,12 +82,28 @@ def parse_answer(text: str) -> set[int] | None:
     return _ints(boxes[-1]) if boxes else None
 
 
+def _int_set(values: Any, name: str) -> set[int]:
+    """``values`` as a set of ints; a str (read character by character, so "12" met {1, 2}), a bool or a
+    non-integer element raises ``ValueError``."""
+    if isinstance(values, str | bytes) or not isinstance(values, Iterable):
+        raise ValueError(f"{name}: expected a collection of ints, got {type(values).__name__}")
+    out = set()
+    for v in values:
+        try:
+            if isinstance(v, bool):
+                raise TypeError
+            out.add(operator.index(v))  # Python and NumPy integers; not floats
+        except TypeError:
+            raise ValueError(f"{name}: expected ints, got {v!r}") from None
+    return out
+
+
 def score(pred: Iterable[int] | None, truth: Iterable[int]) -> dict[str, float]:
     """Set exact match and set F1 of ``pred`` against ``truth`` (``None`` = invalid: 0, 0)."""
-    truth = set(truth)
+    truth = _int_set(truth, "truth")
     if pred is None:
         return {"em": 0.0, "f1": 0.0, "invalid": 1.0}
-    pred = set(pred)
+    pred = _int_set(pred, "pred")
     tp = len(pred & truth)
     f1 = 2 * tp / (len(pred) + len(truth)) if pred or truth else 1.0
     return {"em": float(pred == truth), "f1": f1, "invalid": 0.0}
@@ -97,9 +115,11 @@ def aggregate(preds: Sequence[Iterable[int] | None], truths: Sequence[Iterable[i
         raise ValueError(f"preds: {len(preds)} items, truths: {len(truths)}")
     if not preds:
         raise ValueError("preds must not be empty")
+    preds = [None if p is None else _int_set(p, f"preds[{i}]") for i, p in enumerate(preds)]
+    truths = [_int_set(t, f"truths[{i}]") for i, t in enumerate(truths)]
     rows = [score(p, t) for p, t in zip(preds, truths, strict=True)]
-    tp = sum(len(set(p) & set(t)) for p, t in zip(preds, truths, strict=True) if p is not None)
-    size = sum(len(set(p)) for p in preds if p is not None) + sum(len(set(t)) for t in truths)
+    tp = sum(len(p & t) for p, t in zip(preds, truths, strict=True) if p is not None)
+    size = sum(len(p) for p in preds if p is not None) + sum(len(t) for t in truths)
     n = len(rows)
     return {
         "n": n,
@@ -127,22 +147,21 @@ def export_rl_jsonl(
     verl (``data_source``, ``ability``, ``reward_model.ground_truth``, ``extra_info``) read. Returns the
     number of lines."""
     kinds = [check_in(k, KINDS, "kinds") for k in kinds]
-    n = 0
-    with Path(path).open("w") as fh:
-        for p in problems:
-            for kind in kinds:
-                gold = format_answer(p.truth(kind))
-                rec = {
-                    "data_source": f"executable_counterfactuals/{p.family}",
-                    "prompt": [{"role": "user", "content": prompt(p, kind)}],
-                    "answer": gold,
-                    "ability": f"counterfactual-{kind}",
-                    "reward_model": {"style": "rule", "ground_truth": gold},
-                    "extra_info": {"id": p.id, "kind": kind, "family": p.family},
-                }
-                fh.write(json.dumps(rec) + "\n")
-                n += 1
-    return n
+    lines = []
+    for p in problems:
+        for kind in kinds:
+            gold = format_answer(p.truth(kind))
+            rec = {
+                "data_source": f"executable_counterfactuals/{p.family}",
+                "prompt": [{"role": "user", "content": prompt(p, kind)}],
+                "answer": gold,
+                "ability": f"counterfactual-{kind}",
+                "reward_model": {"style": "rule", "ground_truth": gold},
+                "extra_info": {"id": p.id, "kind": kind, "family": p.family},
+            }
+            lines.append(json.dumps(rec) + "\n")
+    atomic_write_text(path, "".join(lines))  # a reader never sees half a file
+    return len(lines)
 
 
 # ------------------------------------------------------------------ released files
