@@ -186,6 +186,13 @@ def test_bad_inputs(tiny, prompts):
         delta_p(np.ones((2, 2)) / 2, np.ones((2, 2)) / 2, np.array([0, 5]))
     with pytest.raises(ValueError, match="probs_ood"):
         kl_between(np.ones((2, 2)) / 2, np.ones((3, 2)) / 2)
+    # rows that are not distributions gave a KL (353 for a negative entry) or a probability change
+    half = np.ones((1, 2)) / 2
+    for bad, name in (([[-0.1, 1.1]], "probs_ood"), ([[0.5, 0.6]], "probs_ood")):
+        with pytest.raises(ValueError, match=name):
+            kl_between(half, np.array(bad))
+    with pytest.raises(ValueError, match="probs"):
+        delta_p(np.array([[2.0, -1.0]]), half, np.array([0]))
 
 
 def test_model_without_o_proj_is_refused(prompts):

@@ -314,10 +314,19 @@ def steer(
     return Steerer(model, prompts, batch_size)(vector, layer, alpha)
 
 
+def _distributions(values, name: str) -> np.ndarray:
+    """``(N, V)`` next-token distributions: entries in [0, 1], rows summing to 1 (to 1e-3, float32
+    rounding over a large vocabulary); others gave a KL or a probability change without complaint."""
+    arr = check_array(values, name, ndim=2)
+    if (arr < 0).any() or (arr > 1 + 1e-6).any() or not np.allclose(arr.sum(axis=1), 1.0, atol=1e-3):
+        raise ValueError(f"{name} must hold next-token distributions (rows of probabilities summing to 1)")
+    return arr
+
+
 def delta_p(probs, base_probs, targets) -> np.ndarray:
     """Per-prompt change of the target token's probability: ``probs[i, t_i] - base_probs[i, t_i]``."""
-    p = check_array(probs, "probs", ndim=2)
-    b = check_array(base_probs, "base_probs", ndim=2)
+    p = _distributions(probs, "probs")
+    b = _distributions(base_probs, "base_probs")
     if p.shape != b.shape:
         raise ValueError(f"base_probs must have the shape of probs {p.shape}, got {b.shape}")
     t = np.asarray(targets)
@@ -338,8 +347,8 @@ def kl_between(probs_id, probs_ood, per_prompt: bool = False):
     Equals the authors' ``kl_div(input=log P_OOD, target=log P_ID, log_target=True,
     reduction="batchmean")``. ``per_prompt=True`` returns the ``(N,)`` values instead of their mean.
     """
-    p = check_array(probs_id, "probs_id", ndim=2)
-    q = check_array(probs_ood, "probs_ood", ndim=2)
+    p = _distributions(probs_id, "probs_id")
+    q = _distributions(probs_ood, "probs_ood")
     if p.shape != q.shape:
         raise ValueError(f"probs_ood must have the shape of probs_id {p.shape}, got {q.shape}")
     with np.errstate(divide="ignore"):
