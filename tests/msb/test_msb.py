@@ -255,6 +255,17 @@ def test_metrics_averaging_is_the_authors():
     assert avg["PUA"] == pytest.approx((0.5 + 1.0) / 2)
     assert avg["NRP"] == pytest.approx(avg["PUA"] * (1 - avg["ASR"]))
     assert set(msb_metrics(rows, "stage")) == {"plan", "call", "response", "multi"}
+    # an unknown type was left out of every rate, bool("False") counted as a success, a missing
+    # field raised a KeyError
+    for bad, match in (
+        ({"attack_type": "nope"}, "attack_type"),
+        ({"attack_success": "False"}, "attack_success"),
+        ({"user_task_success": 1}, "user_task_success"),
+    ):
+        with pytest.raises(ValueError, match=rf"rows\[1\]\.{match}"):
+            msb_metrics([rows[0], {**rows[1], **bad}])
+    with pytest.raises(ValueError, match="lacks 'attack_success'"):
+        msb_metrics([{"attack_type": "prompt_injection"}])
 
 
 # ---------------------------------------------------------------- real MCP servers
