@@ -89,7 +89,11 @@ def test_bad_inputs(tmp_path):
     with pytest.raises(ValueError, match=r"rows\[0\]"):
         anesbench_metrics([{"group": "System 3", "scores": {}}])
     with pytest.raises(ValueError, match="n_boot"):
-        anesbench_metrics([{"group": "System 1", "scores": {}}], n_boot=1)
+        anesbench_metrics([{"group": "System 1", "scores": {"acc": 1.0}}], n_boot=1)
+    # a record without "acc" counted as a wrong answer; a 2 or a str was averaged in
+    for scores in ({}, {"acc": 2.0}, {"acc": "1"}, {"acc": 1.0, "fuzzy": 0.5}):
+        with pytest.raises(ValueError, match=r"rows\[0\]\.scores"):
+            anesbench_metrics([{"group": "System 1", "scores": scores}])
     with pytest.raises(ValueError, match="records"):
         anesbench_task([])
     with pytest.raises(ValueError, match="unique"):

@@ -77,11 +77,18 @@ def row_table(rows: Sequence[dict[str, Any]]) -> dict[str, np.ndarray]:
             raise ValueError(
                 f"rows[{i}] must be a per-sample record with a level group {LEVEL_NAMES} and scores"
             )
+        # "acc" is required (a record without it counted as a wrong answer); the fallback flags default to 0
+        for key, value in (
+            ("acc", r["scores"].get("acc")),
+            *((k, r["scores"].get(k, 0.0)) for k in ("fuzzy", "invalid")),
+        ):
+            if isinstance(value, bool) or not isinstance(value, int | float) or value not in (0, 1):
+                raise ValueError(f"rows[{i}].scores[{key!r}]: expected 0 or 1, got {value!r}")
     parsed = [r.get("parsed") or {} for r in rows]
     return {
         "level": np.array([_LEVEL_OF[r["group"]] for r in rows], dtype=int),
         "language": np.array([p.get("language", "?") for p in parsed], dtype=object),
-        "correct": np.array([float(r["scores"].get("acc", 0.0)) for r in rows]),
+        "correct": np.array([float(r["scores"]["acc"]) for r in rows]),
         "fuzzy": np.array([float(r["scores"].get("fuzzy", 0.0)) for r in rows]),
         "invalid": np.array([float(r["scores"].get("invalid", 0.0)) for r in rows]),
     }
