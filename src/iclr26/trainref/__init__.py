@@ -16,7 +16,14 @@ from __future__ import annotations
 import numpy as np
 
 from ..validation import check_array, check_int, check_labels
-from ._estimator import CuratedDataset, TrainRef, check_in_range, check_ref_classes
+from ._estimator import (
+    CuratedDataset,
+    TrainRef,
+    check_bool,
+    check_in_range,
+    check_ref_classes,
+    check_row_norms,
+)
 from ._metrics import (
     accuracy,
     brier,
@@ -101,6 +108,9 @@ def influence_votes(
     chunk_size = check_int(chunk_size, "chunk_size", minimum=1)
     train_emb = check_array(train_emb, "train_emb")
     ref_emb = check_array(ref_emb, "ref_emb")
+    check_row_norms(train_emb, "train_emb")
+    check_row_norms(ref_emb, "ref_emb")
+    allow_missing_classes = check_bool(allow_missing_classes, "allow_missing_classes")
     if ref_emb.shape[1] != train_emb.shape[1]:
         raise ValueError(
             f"ref_emb must have {train_emb.shape[1]} columns like train_emb, got {ref_emb.shape[1]}"

@@ -12,6 +12,8 @@ from ..validation import check_array, check_int, check_labels
 from . import _select, _train
 from ._votes import class_influence, votes_from_influence
 
+_FLOAT32_MAX = float(np.finfo(np.float32).max)
+
 
 @dataclass
 class CuratedDataset:
@@ -43,6 +45,26 @@ def check_ref_classes(ref_labels: np.ndarray, n_classes: int, allow_missing: boo
         )
     if len(missing):
         warnings.warn(f"classes {missing.tolist()} have no reference: they get zero vote", stacklevel=3)
+
+
+def check_row_norms(X: np.ndarray, name: str) -> None:
+    """Refuse embeddings whose row norms overflow (to inf) or underflow (to 0 for a non-zero row): the
+    cosines of the vote and of the far filter would silently be 0 for them."""
+    flat = X.reshape(len(X), -1)
+    if flat.shape[1] == 0:
+        raise ValueError(f"{name} must have at least one feature per row, got shape {X.shape}")
+    with np.errstate(over="ignore", under="ignore"):
+        norms = np.linalg.norm(flat, axis=1)
+    if not np.isfinite(norms).all():
+        raise ValueError(f"{name} holds values too large for its row norms (they overflow): rescale it")
+    if np.any((norms == 0) & np.any(flat != 0, axis=1)):
+        raise ValueError(f"{name} holds values too small for its row norms (they underflow to 0): rescale it")
+
+
+def check_bool(value, name: str) -> bool:
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
 
 
 def check_in_range(labels: np.ndarray, n_classes: int, name: str) -> None:
@@ -261,6 +283,10 @@ class TrainRef(BaseEstimator):
                 raise ValueError(f"{name} must be a non-negative number, got {v!r}")
         if isinstance(self.random_state, bool) or not isinstance(self.random_state, int | np.integer):
             raise ValueError(f"random_state must be an integer seed, got {self.random_state!r}")
+        if self.random_state < 0:
+            raise ValueError(f"random_state must be a non-negative integer seed, got {self.random_state!r}")
+        check_bool(self.allow_missing_classes, "allow_missing_classes")
+        check_bool(self.keep_zero_votes, "keep_zero_votes")
         if not 0 <= self.clean_threshold <= 1:
             raise ValueError(f"clean_threshold must lie in [0, 1], got {self.clean_threshold!r}")
 
@@ -270,9 +296,18 @@ class TrainRef(BaseEstimator):
         return _train.predict_logits(self.backbone, X)
 
     def _inputs(self, X, name: str) -> np.ndarray:
+        X = check_array(X, name) if self.backbone is None else check_array(X, name, ndim=None)
+        if X.ndim > 1 and X[0].size == 0:
+            raise ValueError(f"{name} must have at least one feature per row, got shape {X.shape}")
+        largest = max(X.max(), -X.min())
+        if largest > _FLOAT32_MAX:  # torch works in float32: these would become inf, then NaN
+            raise ValueError(
+                f"{name} holds values beyond float32's range (|x| <= {_FLOAT32_MAX:.3g}), "
+                f"got {largest:.3g}: rescale it"
+            )
         if self.backbone is None:
-            return check_array(X, name)
-        return check_array(X, name, ndim=None)
+            check_row_norms(X, name)
+        return X
 
     # ------------------------------------------------------------------ fit
     def fit(self, X, noisy_labels, ref_X, ref_labels, calibration_X=None) -> TrainRef:
@@ -316,6 +351,11 @@ class TrainRef(BaseEstimator):
             ref_Z = np.vstack([ref_Z0, Z[extra_ref]])
             round_ref_labels = np.concatenate([ref_labels, labels[extra_ref]])
             votes = compute_votes(Z, labels, ref_Z, round_ref_labels, n_classes, self, self.random_state + r)
+            if not np.isfinite(votes).all():
+                raise ValueError(
+                    f"X: the voting head diverged in round {r + 1} (non-finite logits); the embeddings are "
+                    f"too large for its SGD (largest |value| {np.abs(Z).max():.3g}): standardise X"
+                )
             sel = select(Z, labels, votes, ref_Z, calib_Z, self)
             self.round_stats_.append(
                 {
@@ -344,6 +384,7 @@ class TrainRef(BaseEstimator):
                 )[2]
         if self.backbone is None:
             self._fit_model(X, seed=self.random_state + 100)
+        self._row_shape = X.shape[1:]
         return self
 
     def _fit_model(self, X: np.ndarray, seed: int) -> None:
@@ -381,6 +422,12 @@ class TrainRef(BaseEstimator):
                 mixup_alpha=self.mixup_alpha or None,
                 threads=1 if backbone is None else max(1, min(4, torch.get_num_threads())),
             )
+            if not all(torch.isfinite(p).all() for p in self.model_.parameters()):
+                lr_name = "classifier_lr" if backbone is None else "finetune_lr"
+                raise ValueError(
+                    f"the classifier diverged (non-finite weights): lower {lr_name} (got {lr!r}) "
+                    "or standardise X"
+                )
 
     # ------------------------------------------------------------------ use
     def _check_fitted(self) -> None:
@@ -396,9 +443,19 @@ class TrainRef(BaseEstimator):
         """(n, K) class probabilities of the classifier trained on the curated set."""
         self._check_fitted()
         X = self._inputs(X, "X")
+        expected = getattr(self, "_row_shape", X.shape[1:])
+        if X.shape[1:] != expected:
+            raise ValueError(
+                f"X must have rows shaped like the training data's {expected}, got {X.shape[1:]}"
+            )
         from ._votes import softmax
 
-        return softmax(_train.predict_logits(self.model_, X))
+        logits = _train.predict_logits(self.model_, X)
+        if not np.isfinite(logits).all():
+            raise ValueError(
+                "X: the classifier's logits overflow (non-finite) on it: its values are too large"
+            )
+        return softmax(logits)
 
     def predict(self, X) -> np.ndarray:
         return self.predict_proba(X).argmax(axis=1)

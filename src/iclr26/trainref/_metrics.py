@@ -59,10 +59,25 @@ def brier(proba, y) -> float:
     return float(np.mean(np.sum((proba - onehot) ** 2, axis=1)))
 
 
+def _mask(values, name: str) -> np.ndarray:
+    """A boolean mask from bools or 0/1 numbers; anything else (indices, scores, NaN, strings) is refused
+    rather than cast to bool."""
+    arr = np.asarray(values)
+    if arr.dtype == bool:
+        return arr
+    if arr.size == 0 or (
+        arr.dtype != object
+        and (np.issubdtype(arr.dtype, np.integer) or np.issubdtype(arr.dtype, np.floating))
+        and np.all((arr == 0) | (arr == 1))
+    ):
+        return arr.astype(bool)
+    raise ValueError(f"{name} must be a boolean mask (bools or 0/1 values), got {arr.dtype} values")
+
+
 def detection_scores(flagged, is_noisy) -> dict[str, float]:
     """Precision, recall and F1 of ``flagged`` (predicted noisy) against ``is_noisy`` (truth)."""
-    f = np.asarray(flagged, dtype=bool)
-    t = np.asarray(is_noisy, dtype=bool)
+    f = _mask(flagged, "flagged")
+    t = _mask(is_noisy, "is_noisy")
     if f.shape != t.shape or f.ndim != 1:
         raise ValueError(f"flagged and is_noisy must be 1-D of the same length, got {f.shape} and {t.shape}")
     tp = float(np.sum(f & t))
@@ -74,7 +89,9 @@ def detection_scores(flagged, is_noisy) -> dict[str, float]:
 
 def selected_clean_precision(selected, noisy_labels, true_labels) -> float:
     """Fraction of the selected samples whose given label is the true one (NaN if none selected)."""
-    s = np.asarray(selected, dtype=bool)
+    s = _mask(selected, "selected")
+    if s.ndim != 1:
+        raise ValueError(f"selected must be 1-D, got shape {s.shape}")
     noisy = check_labels(noisy_labels, len(s), "noisy_labels")
     true = check_labels(true_labels, len(s), "true_labels")
     return float(np.mean(noisy[s] == true[s])) if s.any() else float("nan")
@@ -90,6 +107,12 @@ def js_divergence(p, q) -> np.ndarray:
         raise ValueError(f"p and q must have the same shape, got {p.shape} and {q.shape}")
     if np.any(p < 0) or np.any(q < 0):
         raise ValueError("p and q must be non-negative")
+    with np.errstate(over="ignore"):
+        overflow = not (np.isfinite(p.sum(axis=1)).all() and np.isfinite(q.sum(axis=1)).all())
+    if overflow:
+        raise ValueError(
+            "p and q rows must have a finite sum: their values are too large (the sum overflows)"
+        )
     with np.errstate(invalid="ignore", divide="ignore"):
         p = p / p.sum(axis=1, keepdims=True)
         q = q / q.sum(axis=1, keepdims=True)
@@ -108,6 +131,7 @@ def js_divergence(p, q) -> np.ndarray:
 def reliability_curve(proba, y, n_bins: int = 15):
     """Per bin of top-label confidence: (mean confidence, accuracy, count), for reliability diagrams."""
     proba, y = _probs_labels(proba, y)
+    n_bins = check_int(n_bins, "n_bins", minimum=1)
     conf, hit = proba.max(axis=1), (proba.argmax(axis=1) == y).astype(float)
     edges = np.linspace(0.0, 1.0, n_bins + 1)
     idx = np.clip(np.searchsorted(edges, conf, side="left") - 1, 0, n_bins - 1)
