@@ -18,7 +18,7 @@ from ._hplc import HPLC_PARAMETERS, IDWOracle, hplc_data, hplc_task
 from ._lift import LiftedModel, RegionLift, lifted_model, sobol_grid
 from ._oracle import TOY_BOUNDS, TOY_OPTIMUM, PreferenceOracle, toy_function
 from ._plan import LiftPlan, preference_to_lift, strength
-from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, parse_preference, toy_task, user_prompt
+from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, check_parameters, parse_preference, toy_task, user_prompt
 from ._tabular import (
     GridOracle,
     TabularBenchmark,
@@ -74,4 +74,11 @@ def build_prompts(task: Mapping[str, Any], history: Iterable[Any] | None, q: int
     missing = {"background", "parameters", "objective"} - set(task)
     if missing:
         raise ValueError(f"task is missing {sorted(missing)}")
+    check_parameters(task["parameters"])
+    if isinstance(history, str | bytes | Mapping):
+        raise ValueError(
+            f"history must be an iterable of observations or lines, got a single {type(history).__name__}"
+        )
+    if q is not None and (isinstance(q, bool) or not isinstance(q, int) or q < 1):
+        raise ValueError(f"q must be None or a positive integer (the batch size), got {q!r}")
     return SYSTEM_PROMPT, user_prompt(**task, history=history, batch_q=q)

@@ -27,8 +27,8 @@ from iclr26.validation import check_in, check_int
 
 from . import _validate
 from ._lift import lifted_model
-from ._plan import LiftPlan, preference_to_lift
-from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, parse_preference
+from ._plan import LiftPlan, _check_guidance_scale, preference_to_lift
+from ._prompt import STRICT_RETRY, SYSTEM_PROMPT, check_parameters, parse_preference
 
 GUIDANCES = ("lift", "pibo", "none")
 
@@ -38,6 +38,14 @@ def fit_gp(X: torch.Tensor, y: torch.Tensor, kernel: str = "matern52", maxiter: 
 
     Hyperparameters maximise the marginal likelihood (L-BFGS-B, at most ``maxiter`` iterations).
     """
+    check_in(kernel, ("matern52", "rbf"), "kernel")
+    maxiter = check_int(maxiter, "maxiter", minimum=1)
+    if not isinstance(X, torch.Tensor) or X.dim() != 2 or X.shape[0] < 1 or X.shape[1] < 1:
+        raise ValueError(f"X must be an (n, d) tensor with n, d >= 1, got {getattr(X, 'shape', type(X))}")
+    if not isinstance(y, torch.Tensor) or y.shape != X.shape[:1]:
+        raise ValueError(
+            f"y must be an ({X.shape[0]},) tensor, one value per row of X, got {getattr(y, 'shape', y)}"
+        )
     covar = get_matern_kernel_with_gamma_prior(X.shape[-1]) if kernel == "matern52" else None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", InputDataWarning)
@@ -158,8 +166,18 @@ class LGBO:
             raise ValueError("task must be a dict of prompt fields (see toy_task) when an llm is given")
         if llm is not None and not (hasattr(llm, "reply") or hasattr(llm, "generate")):
             raise ValueError("llm must have reply(system, user) or generate(prompts, config)")
+        if llm is not None:
+            check_parameters(task["parameters"])
+        if llm is not None and len(task["parameters"]) != self.d:
+            raise ValueError(
+                f"task must describe {self.d} parameters like bounds, got {len(task['parameters'])}"
+            )
+        _check_guidance_scale(guidance_scale)
+        grid_size = check_int(grid_size, "grid_size", minimum=2)
         self.plan_kw = dict(rule=rule, guidance_scale=guidance_scale, grid_size=grid_size, compat=compat)
-        self.seed, self.num_restarts, self.raw_samples = int(seed), num_restarts, raw_samples
+        self.seed = check_int(seed, "seed", minimum=0)
+        self.num_restarts = check_int(num_restarts, "num_restarts", minimum=1)
+        self.raw_samples = check_int(raw_samples, "raw_samples", minimum=1)
         self.mc_samples = check_int(mc_samples, "mc_samples", minimum=1)
         self.fit_maxiter = check_int(fit_maxiter, "fit_maxiter", minimum=1)
         self.acq_maxiter = check_int(acq_maxiter, "acq_maxiter", minimum=1)

@@ -17,6 +17,8 @@ import numpy as np
 
 from iclr26.validation import check_array, check_int
 
+from . import _validate
+
 HPLC_PARAMETERS = (
     "sample_loop",
     "additional_volume",
@@ -55,6 +57,10 @@ class IDWOracle:
         if len(self.y) != len(self.X):
             raise ValueError(f"y must have one value per row of X ({len(self.X)}), got {len(self.y)}")
         self.k = check_int(k, "k", minimum=1)
+        if not (_validate.is_real(power) and np.isfinite(power) and power >= 0):
+            raise ValueError(f"power must be a finite number >= 0, got {power!r}")
+        if not (_validate.is_real(eps) and np.isfinite(eps) and eps > 0):
+            raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
         self.power, self.eps = float(power), float(eps)
         self.lo, hi = self.X.min(0), self.X.max(0)
         self.span = np.maximum(hi - self.lo, eps)
@@ -78,7 +84,10 @@ class IDWOracle:
 
 
 def hplc_task(bounds: np.ndarray) -> dict[str, Any]:
-    """Prompt fields for the HPLC task (maximise the peak area)."""
+    """Prompt fields for the HPLC task (maximise the peak area); ``bounds`` ``(2, 6)``."""
+    lo, hi = _validate.bounds(bounds)
+    if lo.size != len(HPLC_PARAMETERS):
+        raise ValueError(f"bounds must have shape (2, {len(HPLC_PARAMETERS)}), got {np.shape(bounds)}")
     params = [
         {"name": n, "bounds": [float(lo), float(hi)], "unit": u}
         for n, u, lo, hi in zip(HPLC_PARAMETERS, HPLC_UNITS, bounds[0], bounds[1])

@@ -22,6 +22,8 @@ from torch import Tensor
 
 from iclr26.validation import check_int
 
+from . import _validate
+
 GRID_EPS = 1e-6
 
 
@@ -30,6 +32,7 @@ def sobol_grid(d: int, n: int, dtype: torch.dtype = torch.double) -> Tensor:
 
     Shape ``(n, d)``; deterministic (the authors' grid).
     """
+    d, n = check_int(d, "d", minimum=1), check_int(n, "n", minimum=1)
     X = torch.quasirandom.SobolEngine(d).draw(n).to(dtype)
     return X.clamp(GRID_EPS, 1 - GRID_EPS)
 
@@ -48,9 +51,7 @@ class RegionLift:
 
     def __init__(self, grid_size: int = 512, smooth: float | None = None):
         self.grid_size = check_int(grid_size, "grid_size", minimum=2)
-        if smooth is not None and not (
-            isinstance(smooth, int | float) and math.isfinite(smooth) and smooth > 0
-        ):
+        if smooth is not None and not (_validate.is_real(smooth) and math.isfinite(smooth) and smooth > 0):
             raise ValueError(f"smooth must be None or a positive number, got {smooth!r}")
         self.smooth = None if smooth is None else float(smooth)
 
@@ -63,10 +64,17 @@ class RegionLift:
 
         ``a`` has shape ``(grid_size,)`` and sums to one (all zeros if the hard box holds no grid point).
         """
-        lb_t = torch.as_tensor(lb, dtype=torch.double).reshape(-1).clamp(0, 1)
-        ub_t = torch.as_tensor(ub, dtype=torch.double).reshape(-1).clamp(0, 1)
+        for name, v in (("lb", lb), ("ub", ub)):
+            t = torch.as_tensor(v)
+            if t.dtype == torch.bool or t.is_complex() or t.dim() > 1:
+                raise ValueError(f"{name} must be a vector of real numbers (shape (d,)), got {v!r}")
+        lb_t = torch.as_tensor(lb, dtype=torch.double).reshape(-1)
+        ub_t = torch.as_tensor(ub, dtype=torch.double).reshape(-1)
         if lb_t.shape != ub_t.shape or not (torch.isfinite(lb_t).all() and torch.isfinite(ub_t).all()):
             raise ValueError(f"lb and ub must be finite vectors of equal length, got {lb!r}, {ub!r}")
+        if torch.any(lb_t > ub_t):
+            raise ValueError(f"lb must be <= ub in every dimension, got lb={lb!r}, ub={ub!r}")
+        lb_t, ub_t = lb_t.clamp(0, 1), ub_t.clamp(0, 1)
         G = self.grid(lb_t.numel())
         if self.smooth is None:
             raw = ((G >= lb_t) & (G <= ub_t)).all(-1).to(G.dtype)
@@ -74,6 +82,23 @@ class RegionLift:
             s = self.smooth + 1e-12
             raw = torch.sigmoid((G - lb_t) / s).prod(-1) * torch.sigmoid((ub_t - G) / s).prod(-1)
         return G, raw / raw.sum().clamp_min(1e-12)
+
+
+def _check_lift_args(model: Model, grid: Any, weights: Any, delta: Any, jitter: Any, min_quad: Any) -> None:
+    if not _validate.is_real(delta) or not math.isfinite(delta):
+        raise ValueError(f"delta must be a finite number, got {delta!r}")
+    for name, v in (("jitter", jitter), ("min_quad", min_quad)):
+        if not _validate.is_real(v) or not math.isfinite(v) or v < 0:
+            raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
+    if not isinstance(grid, Tensor) or grid.dim() != 2 or not torch.isfinite(grid).all():
+        raise ValueError("grid must be a finite (G, d) tensor")
+    d = model.train_inputs[0].shape[-1]
+    if grid.shape[-1] != d:
+        raise ValueError(f"grid must have {d} columns like the model's inputs, got shape {tuple(grid.shape)}")
+    if not isinstance(weights, Tensor) or weights.shape != grid.shape[:1]:
+        raise ValueError(f"weights must be a ({grid.shape[0]},) tensor, one weight per grid point")
+    if not torch.isfinite(weights).all() or torch.any(weights < 0):
+        raise ValueError("weights must be finite and non-negative")
 
 
 def _kernel(model: Model, A: Tensor, B: Tensor) -> Tensor:
@@ -120,6 +145,7 @@ class LiftedModel(Model):
     ):
         super().__init__()
         _check_model(model)
+        _check_lift_args(model, grid, weights, delta, jitter, min_quad)
         self.base = model.eval()
         self.grid, self.weights, self.delta, self.jitter = grid, weights, float(delta), float(jitter)
         with torch.no_grad():
@@ -199,9 +225,12 @@ def lifted_model(model: Model, lift: Any, delta: float | None = None, *, compat:
         region, lb, ub = lift
     else:
         raise ValueError("lift must be a LiftPlan or a tuple (RegionLift, lb, ub)")
-    if delta is None or not math.isfinite(float(delta)):
+    if not _validate.is_real(delta) or not math.isfinite(delta):
         raise ValueError(f"delta must be a finite number, got {delta!r}")
     grid, a = region.weights(lb, ub)
+    d = model.train_inputs[0].shape[-1]
+    if grid.shape[-1] != d:
+        raise ValueError(f"lb and ub must have {d} entries (one per model input), got {grid.shape[-1]}")
     grid, a = grid.to(model.train_inputs[0]), a.to(model.train_inputs[0])
     authors = compat == "authors"
     return LiftedModel(

@@ -6,7 +6,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr26.validation import check_in
+from iclr26.validation import check_array, check_in
 
 from . import _validate
 
@@ -23,8 +23,10 @@ TOY_OPTIMUM = {"rastrigin": 0.0, "ackley": 0.0, "griewank": 0.0, "levy": 1.0}
 def toy_function(name: str, X: Any) -> np.ndarray:
     """Value of a toy function at each row of ``X`` ``(m, d)`` -> ``(m,)`` (vectorised)."""
     check_in(name, tuple(TOY_BOUNDS), "name")
-    X = np.atleast_2d(np.asarray(X, dtype=float))
+    X = check_array(np.atleast_2d(X), "X")
     d = X.shape[1]
+    if d < 1:
+        raise ValueError(f"X must have at least one column, got shape {X.shape}")
     if name == "rastrigin":
         return 10.0 * d + (X**2 - 10.0 * np.cos(2 * np.pi * X)).sum(1)
     if name == "ackley":
@@ -61,12 +63,14 @@ class PreferenceOracle:
         self, kind: str, confidence: float, box_frac: float, optimum: Any, bounds: Any, seed: int = 0
     ):
         self.kind = check_in(kind, ("aligned", "misaligned", "random"), "kind")
-        if not (isinstance(confidence, int | float) and 0.0 <= confidence <= 1.0):
+        if isinstance(confidence, bool) or not (
+            isinstance(confidence, int | float) and 0.0 <= confidence <= 1.0
+        ):
             raise ValueError(f"confidence must lie in [0, 1], got {confidence!r}")
-        if not (isinstance(box_frac, int | float) and 0.0 < box_frac <= 1.0):
+        if isinstance(box_frac, bool) or not (isinstance(box_frac, int | float) and 0.0 < box_frac <= 1.0):
             raise ValueError(f"box_frac must lie in (0, 1], got {box_frac!r}")
         self.lo, self.hi = _validate.bounds(bounds)
-        self.optimum = np.asarray(optimum, dtype=float).reshape(-1)
+        self.optimum = check_array(optimum, "optimum", ndim=None).reshape(-1)
         if self.optimum.shape != self.lo.shape:
             raise ValueError(f"optimum must have {self.lo.size} entries, got {self.optimum.size}")
         self.confidence, self.box_frac = float(confidence), float(box_frac)

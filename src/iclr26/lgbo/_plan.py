@@ -17,6 +17,7 @@ radius, clipped to the cube), so it lands in the soft regime.
 from __future__ import annotations
 
 import math
+import numbers
 import warnings
 from dataclasses import dataclass, field
 from typing import Any
@@ -24,6 +25,8 @@ from typing import Any
 import numpy as np
 import torch
 from scipy import special
+
+from iclr26.validation import check_in, check_int
 
 EPS = 1e-6
 E_SOFT_LOW, E_SOFT_HIGH = 2.0, 6.0
@@ -42,10 +45,22 @@ def strength(confidence: float, rule: str = "authors", guidance_scale: float = 3
         return c
     if rule != "authors":
         raise ValueError(f"rule must be one of ('authors', 'paper'), got {rule!r}")
-    if not (isinstance(guidance_scale, int | float) and math.isfinite(guidance_scale)):
-        raise ValueError(f"guidance_scale must be a finite number, got {guidance_scale!r}")
+    _check_guidance_scale(guidance_scale)
     p = min(max(c, 1e-12), 1.0 - 1e-12)
     return float(guidance_scale) * float(special.ndtri(p))
+
+
+def _check_guidance_scale(guidance_scale: Any) -> None:
+    """A finite number >= 0 (a bool would silently be 1; a negative scale would turn every stated
+    preference into its opposite)."""
+    if (
+        isinstance(guidance_scale, bool | np.bool_)
+        or not isinstance(guidance_scale, int | float | np.integer | np.floating)
+        or not math.isfinite(guidance_scale)
+    ):
+        raise ValueError(f"guidance_scale must be a finite number, got {guidance_scale!r}")
+    if guidance_scale < 0:
+        raise ValueError(f"guidance_scale must be >= 0, got {guidance_scale!r}")
 
 
 def _check_confidence(confidence: Any) -> float:
@@ -86,6 +101,9 @@ class LiftPlan:
 
 
 def _clip_unit(values: Any, lo: np.ndarray, hi: np.ndarray, name: str) -> np.ndarray:
+    items = np.asarray(values, dtype=object).reshape(-1)
+    if any(isinstance(v, bool | np.bool_) or not isinstance(v, numbers.Real) for v in items):
+        raise ValueError(f"{name} must hold {lo.size} finite numbers, got {values!r}")
     x = np.asarray(values, dtype=float)
     if x.shape != lo.shape or not np.isfinite(x).all():
         raise ValueError(f"{name} must hold {lo.size} finite numbers, got {values!r}")
@@ -163,6 +181,9 @@ def preference_to_lift(
     lo, hi = _validate.bounds(bounds)
     if compat not in (None, "authors"):
         raise ValueError(f"compat must be None or 'authors', got {compat!r}")
+    check_in(rule, ("authors", "paper"), "rule")
+    _check_guidance_scale(guidance_scale)
+    grid_size = check_int(grid_size, "grid_size", minimum=2)
     if not isinstance(pref, dict):
         raise ValueError(f"pref must be a dict from parse_preference, got {type(pref).__name__}")
     if pref.get("mode") not in ("point", "region"):

@@ -8,6 +8,8 @@ MIT licence) so that an LLM sees the instructions the paper's runs used; the cod
 from __future__ import annotations
 
 import ast
+import math
+import numbers
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -62,6 +64,31 @@ _LIST = r"(\[[^\[\]]*\])"
 _CONF = r"([01](?:\.\d+)?)"
 _POINT = re.compile(rf"(?is)\[\s*point\s*,\s*{_LIST}\s*,\s*{_CONF}\s*\]")
 _REGION = re.compile(rf"(?is)\[\s*region\s*,\s*\[\s*{_LIST}\s*,\s*{_LIST}\s*\]\s*,\s*{_CONF}\s*\]")
+
+
+def _finite_number(v: Any) -> bool:
+    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
+
+
+def check_parameters(parameters: Any) -> None:
+    """A non-empty list of ``{"name", "bounds": [lo, hi], ...}`` with finite ``lo < hi``."""
+    if isinstance(parameters, str | bytes) or not isinstance(parameters, Sequence):
+        raise ValueError(f"task['parameters'] must be a list of parameter dicts, got {parameters!r}")
+    if len(parameters) == 0:
+        raise ValueError("task['parameters'] must describe at least one parameter")
+    for p in parameters:
+        if not isinstance(p, Mapping) or "name" not in p or "bounds" not in p:
+            raise ValueError(f"task['parameters'] entries must be dicts with 'name' and 'bounds', got {p!r}")
+        b = p["bounds"]
+        ok = (
+            not isinstance(b, str | bytes)
+            and hasattr(b, "__len__")
+            and len(b) == 2
+            and all(_finite_number(v) for v in b)
+            and b[0] < b[1]
+        )
+        if not ok:
+            raise ValueError(f"parameter {p['name']!r}: bounds must be two finite numbers lo < hi, got {b!r}")
 
 
 def _literal_list(text: str) -> list:
@@ -173,6 +200,16 @@ def toy_task(name: str, bounds: Sequence[Sequence[float]]) -> dict[str, Any]:
     name = name.strip().lower()
     if name not in TOY_LANDSCAPES:
         raise ValueError(f"task must name one of {tuple(TOY_LANDSCAPES)}, got {name!r}")
+    try:
+        pairs = [list(b) for b in bounds] if not isinstance(bounds, str) else []
+    except TypeError:
+        pairs = []
+    if not pairs or any(
+        len(b) != 2 or not all(_finite_number(v) for v in b) or not b[0] < b[1] for b in pairs
+    ):
+        raise ValueError(
+            f"bounds must be one (lo, hi) pair per parameter (shape (d, 2)) with finite lo < hi, got {bounds!r}"
+        )
     params = [
         {
             "name": f"x{i + 1}",

@@ -30,7 +30,7 @@ import numpy as np
 import pandas as pd
 from scipy.interpolate import RegularGridInterpolator
 
-from iclr26.validation import check_array
+from iclr26.validation import check_array, check_int
 
 from ._hplc import IDWOracle
 
@@ -85,8 +85,11 @@ class GridOracle:
         self.levels = [np.asarray(lv, dtype=float) for lv in levels]
         if any(len(lv) < 2 or np.any(np.diff(lv) <= 0) for lv in self.levels):
             raise ValueError("levels must each hold at least two strictly increasing values")
+        if any(not np.isfinite(lv).all() for lv in self.levels):
+            raise ValueError("levels must be finite")
+        values = check_array(values, "values", ndim=None)
         self.bounds = np.array([[lv[0] for lv in self.levels], [lv[-1] for lv in self.levels]])
-        self._interp = RegularGridInterpolator(self.levels, np.asarray(values, dtype=float))
+        self._interp = RegularGridInterpolator(self.levels, values)
 
     def __call__(self, Q: Any) -> np.ndarray:
         """Interpolated values ``(m,)`` at the queries ``Q`` ``(m, d)``."""
@@ -106,6 +109,11 @@ def tabular_oracle(
 ) -> GridOracle | IDWOracle:
     """The authors' tabular evaluator: a :class:`GridOracle` when ``X`` fills a full grid, else 12-NN IDW."""
     X, y = check_array(X, "X"), check_array(y, "y", ndim=1)
+    if len(y) != len(X):
+        raise ValueError(f"y must have one value per row of X ({len(X)}), got {len(y)}")
+    k = check_int(k, "k", minimum=1)
+    max_grid_cells = check_int(max_grid_cells, "max_grid_cells", minimum=1)
+    max_levels = check_int(max_levels, "max_levels", minimum=2)
     if try_regular_grid:
         levels, codes = zip(*(np.unique(col, return_inverse=True) for col in X.T))
         shape = tuple(len(lv) for lv in levels)
@@ -243,6 +251,8 @@ def load_lnp3(path: Any, weights: tuple[float, float, float] = (0.4, 0.4, 0.2)) 
     w = np.asarray(weights, dtype=float)
     if w.shape != (3,) or not np.isfinite(w).all() or w.sum() <= 0:
         raise ValueError(f"weights must be three finite numbers with a positive sum, got {weights}")
+    if np.any(w < 0) or np.asarray(weights).dtype == bool:
+        raise ValueError(f"weights must be three non-negative numbers (not bools), got {weights}")
     frame = _read_layout(path, LNP3_COLUMNS, "lnp3")
     frame["solid_lipid"] = frame["solid_lipid"].astype(str).str.strip()
     frame = _numeric(frame, tuple(c for c in LNP3_COLUMNS if c != "solid_lipid"), "lnp3")
