@@ -21,7 +21,7 @@ from sklearn.cluster import KMeans
 from iclr26.validation import check_array, check_in, check_int, check_labels
 
 from ._metrics import Estimate
-from ._pid import PID, broja_pid, mutual_information
+from ._pid import PID, _mutual_information, broja_pid
 from ._weights import check_weights
 
 PID_KEYS = ("redundancy", "unique1", "unique2", "synergy")
@@ -48,6 +48,8 @@ def joint_table(x1: Any, x2: Any, y: Any, sample_weight: Any = None) -> np.ndarr
     """
     a = check_labels(x1, name="x1")
     n = a.shape[0]
+    if n == 0:
+        raise ValueError("x1, x2 and y must hold at least one sample, got none")
     b = check_labels(x2, n, name="x2")
     c = check_labels(y, n, name="y")
     w = np.ones(n) if sample_weight is None else check_weights(sample_weight, n)
@@ -114,7 +116,7 @@ def pid_bootstrap(
 def conditional_mi_from_samples(x1: Any, x2: Any, y: Any, sample_weight: Any = None) -> float:
     """Plug-in (weighted) I(Y; X2 | X1) in bits of discrete samples: the information gain of X2."""
     p = joint_table(x1, x2, y, sample_weight)
-    return float(mutual_information(p.reshape(-1, p.shape[2])) - mutual_information(p.sum(axis=1)))
+    return float(_mutual_information(p.reshape(-1, p.shape[2])) - _mutual_information(p.sum(axis=1)))
 
 
 def discretize(
@@ -135,8 +137,8 @@ def discretize(
     n_bins : int
     method : {"uniform", "quantile", "kmeans"}
         ``"uniform"``: equal-width bins over ``value_range`` (default the data's range; pass ``(0, 1)``
-        for probabilities so that differently-trained models share bins); ``"quantile"``: equal-mass
-        bins; ``"kmeans"``: k-means cells (any dimension).
+        for probabilities so that differently-trained models share bins; values outside it are refused);
+        ``"quantile"``: equal-mass bins; ``"kmeans"``: k-means cells (any dimension).
     """
     n_bins = check_int(n_bins, "n_bins", minimum=2)
     check_in(method, ("uniform", "quantile", "kmeans"), "method")
@@ -153,5 +155,10 @@ def discretize(
         lo, hi = value_range if value_range is not None else (float(arr.min()), float(arr.max()))
         if not hi > lo:
             raise ValueError(f"value_range must have high > low, got {(lo, hi)!r}")
+        if arr.min() < lo or arr.max() > hi:
+            raise ValueError(
+                f"X has values in [{arr.min():g}, {arr.max():g}], outside value_range {(lo, hi)!r} "
+                "(they would fall silently into the end bins; probabilities, not logits?)"
+            )
         edges = np.linspace(lo, hi, n_bins + 1)[1:-1]
     return np.searchsorted(edges, arr, side="right").astype(np.int64)

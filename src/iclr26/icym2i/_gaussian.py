@@ -21,7 +21,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr26.validation import check_array
+from iclr26.validation import check_array, check_int
 
 from ._pid import PID
 from ._weights import check_weights
@@ -51,6 +51,7 @@ def _mi_bits(cov: np.ndarray, xs: list[int], y: int) -> float:
 def gaussian_pid_from_covariance(cov: Any, d1: int, d2: int) -> PID:
     """MMI (= BROJA for Gaussians) decomposition from a covariance over ``[X1 (d1), X2 (d2), Y (1)]``."""
     cov = check_array(cov, "cov")
+    d1, d2 = check_int(d1, "d1", minimum=1), check_int(d2, "d2", minimum=1)
     k = d1 + d2 + 1
     if d1 < 1 or d2 < 1 or cov.shape != (k, k):
         raise ValueError(f"cov must be ({k}, {k}) for d1={d1}, d2={d2} and a scalar Y, got {cov.shape}")

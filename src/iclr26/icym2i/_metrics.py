@@ -110,13 +110,26 @@ def weighted_metric(y_true: Any, y_score: Any, metric: str = "auroc", sample_wei
     return _metric(metric, y, s, w)
 
 
-def _bootstrap_indices(rng: np.random.Generator, y: np.ndarray) -> np.ndarray:
-    n = y.shape[0]
+def _check_strata(strata: Any, n: int) -> tuple[np.ndarray, int]:
+    """Integer codes of ``strata`` (1-D, one per row) and the number of strata (at least 2)."""
+    arr = np.asarray(strata)
+    if arr.ndim != 1 or arr.shape[0] != n:
+        raise ValueError(f"strata must be 1-D with one value per row (length n={n}), got shape {arr.shape}")
+    values, codes = np.unique(arr, return_inverse=True)
+    if values.shape[0] < 2:
+        raise ValueError(
+            "strata hold a single value; bootstrap resamples would always contain a single class"
+        )
+    return codes.ravel(), values.shape[0]
+
+
+def _bootstrap_indices(rng: np.random.Generator, codes: np.ndarray, k: int) -> np.ndarray:
+    n = codes.shape[0]
     for _ in range(100):
         idx = rng.integers(0, n, n)
-        if y[idx].min() != y[idx].max():
+        if np.bincount(codes[idx], minlength=k).all():
             return idx
-    raise ValueError("bootstrap resamples keep containing a single class; too few positives or negatives")
+    raise ValueError("bootstrap resamples keep losing a stratum; too few positives or negatives")
 
 
 def bootstrap(
@@ -131,11 +144,12 @@ def bootstrap(
     """Percentile bootstrap of ``statistic(indices)`` over ``n`` rows resampled with replacement.
 
     ``statistic(np.arange(n))`` is the point estimate. A statistic returning a mapping of named values
-    gives a dict of :class:`Estimate` (one per name). With ``strata`` (e.g. binary labels), resamples in
-    which a stratum vanishes are redrawn.
+    gives a dict of :class:`Estimate` (one per name). With ``strata`` (e.g. binary labels; one value per
+    row), resamples in which a stratum vanishes are redrawn.
     """
     n_bootstrap = check_int(n_bootstrap, "n_bootstrap", minimum=2)
     n = check_int(n, "n", minimum=1)
+    codes = None if strata is None else _check_strata(strata, n)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must lie in (0, 1), got {confidence!r}")
     rng = (
@@ -147,7 +161,7 @@ def bootstrap(
     point_vals = [float(point[k]) for k in keys] if named else [float(point)]
     values = np.empty((n_bootstrap, len(keys)))
     for b in range(n_bootstrap):
-        idx = _bootstrap_indices(rng, strata) if strata is not None else rng.integers(0, n, n)
+        idx = _bootstrap_indices(rng, *codes) if codes is not None else rng.integers(0, n, n)
         v = statistic(idx)
         values[b] = [float(v[k]) for k in keys] if named else [float(v)]
     alpha = (1 - confidence) / 2
@@ -158,6 +172,19 @@ def bootstrap(
         for j in range(len(keys))
     ]
     return dict(zip(keys, ests)) if named else ests[0]
+
+
+def _check_metrics(metrics: Any) -> tuple[str, ...]:
+    """A non-empty tuple of known metric names (a bare string would be read letter by letter)."""
+    if isinstance(metrics, str):
+        raise ValueError(f"metrics must be a sequence of metric names, got the string {metrics!r}")
+    metrics = tuple(metrics)
+    if not metrics:
+        raise ValueError(f"metrics must name at least one of {METRICS}")
+    for m in metrics:
+        if m not in METRICS:
+            raise ValueError(f"metric must be one of {METRICS}, got {m!r}")
+    return metrics
 
 
 def evaluate(
@@ -187,9 +214,7 @@ def evaluate(
     -------
     dict mapping metric name to :class:`Estimate`.
     """
-    for m in metrics:
-        if m not in METRICS:
-            raise ValueError(f"metric must be one of {METRICS}, got {m!r}")
+    metrics = _check_metrics(metrics)
     y, s, w = _check_inputs(y_true, y_score, sample_weight, metrics)
     if "log_loss" in metrics and ((s <= 0) | (s >= 1)).any():
         raise ValueError("y_score must lie strictly inside (0, 1) for log_loss (clip the probabilities)")

@@ -49,7 +49,23 @@ def _standardised_driver(driver: Any) -> np.ndarray:
     sd[sd == 0] = 1.0
     z = ((d - d.mean(axis=0)) / sd).mean(axis=1)
     s = z.std()
-    return z / s if s > 0 else z
+    if not s > 0:
+        raise ValueError(
+            "driver is constant: MAR/MNAR missingness needs a driver that varies "
+            "(use 'MCAR' for a constant rate)"
+        )
+    return z / s
+
+
+def _sample_count(n_samples: Any, driver: Any) -> int | None:
+    """The number of samples from ``n_samples`` and/or ``driver``, which must agree when both are given."""
+    n = None if n_samples is None else check_int(n_samples, "n_samples", minimum=1)
+    if driver is None:
+        return n
+    m = check_array(driver, "driver", ndim=None).shape[0]
+    if n is not None and n != m:
+        raise ValueError(f"n_samples ({n}) must equal the number of rows of driver ({m}), or be left out")
+    return m
 
 
 def simulate_missingness(
@@ -70,9 +86,10 @@ def simulate_missingness(
         ``"MCAR"`` ignores ``driver``. For ``"MAR"`` pass as ``driver`` the always-observed covariates
         (e.g. the first modality or a score of it); for ``"MNAR"`` the missing modality (or the label).
     n_samples : int, optional
-        Needed for MCAR when no driver is given.
+        Needed for MCAR when no driver is given; when both are given it must equal the driver's length.
     driver : array-like of shape (n_samples,) or (n_samples, n_features)
-        Columns are standardised and averaged into a score z (standardised again).
+        Columns are standardised and averaged into a score z (standardised again); a constant driver is
+        refused for MAR / MNAR (it would give MCAR under another name).
     rate : float in (0, 1)
         The marginal missingness rate, matched exactly (in expectation) by an intercept.
     strength : float
@@ -88,6 +105,8 @@ def simulate_missingness(
     check_in(mechanism, MECHANISMS, "mechanism")
     if not 0 < rate < 1:
         raise ValueError(f"rate must lie in (0, 1), got {rate!r}")
+    if isinstance(strength, bool) or not (isinstance(strength, int | float) and np.isfinite(strength)):
+        raise ValueError(f"strength must be a finite number, got {strength!r}")
     lo, hi = clip
     if not 0 < lo < hi < 1:
         raise ValueError(f"clip must be (low, high) with 0 < low < high < 1, got {clip!r}")
@@ -96,12 +115,9 @@ def simulate_missingness(
     rng = (
         random_state if isinstance(random_state, np.random.Generator) else np.random.default_rng(random_state)
     )
+    n = _sample_count(n_samples, driver)
     if mechanism == "MCAR":
-        if driver is not None:
-            n = check_array(driver, "driver", ndim=None).shape[0]
-        elif n_samples is not None:
-            n = check_int(n_samples, "n_samples", minimum=1)
-        else:
+        if n is None:
             raise ValueError("MCAR needs n_samples or a driver (for its length)")
         p = np.full(n, 1.0 - rate)
     else:

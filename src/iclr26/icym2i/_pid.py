@@ -36,6 +36,8 @@ import numpy as np
 from scipy.linalg import null_space
 from scipy.optimize import minimize
 
+from iclr26.validation import check_int
+
 _TINY = 1e-300
 _SMALL_TABLE = 12
 
@@ -71,15 +73,48 @@ def _entropy_bits(p: np.ndarray) -> float:
     return float(-(p * np.log2(p)).sum())
 
 
+_SUM_TOL = 1e-6
+
+
+def _check_table(p: Any, name: str, ndim: int, *, normalised: bool) -> np.ndarray:
+    """A finite non-negative numeric table of ``ndim`` dimensions, as floats; with ``normalised`` it must
+    also sum to 1 (within 1e-6), else to a positive total."""
+    arr = np.asarray(p)
+    if arr.ndim != ndim:
+        raise ValueError(f"{name} must be a {ndim}-D joint table, got shape {arr.shape}")
+    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
+        raise ValueError(f"{name} must be numeric, got dtype {arr.dtype}")
+    arr = arr.astype(float)
+    if not np.isfinite(arr).all():
+        raise ValueError(f"{name} contains NaN or infinite values")
+    if (arr < 0).any():
+        raise ValueError(f"{name} must be non-negative")
+    total = arr.sum()
+    if normalised and not abs(total - 1.0) <= _SUM_TOL:
+        raise ValueError(
+            f"{name} must sum to 1 (a probability table), got {total:g}; divide counts by their total"
+        )
+    if total <= 0:
+        raise ValueError(f"{name} must have positive total mass")
+    return arr
+
+
 def mutual_information(p_xy: np.ndarray) -> float:
-    """I(X; Y) in bits of a 2-D joint table ``p_xy`` (rows X, columns Y), which must sum to 1."""
+    """I(X; Y) in bits of a 2-D joint table ``p_xy`` (rows X, columns Y), which must sum to 1.
+
+    A count table, negative or non-finite entries, or a table that is not 2-D raise ``ValueError``.
+    """
+    return _mutual_information(_check_table(p_xy, "p_xy", 2, normalised=True))
+
+
+def _mutual_information(p_xy: np.ndarray) -> float:
     p_xy = np.asarray(p_xy, dtype=float)
     return _entropy_bits(p_xy.sum(1)) + _entropy_bits(p_xy.sum(0)) - _entropy_bits(p_xy.ravel())
 
 
 def _mi_y_x1x2(q: np.ndarray) -> float:
     """I(Y; (X1, X2)) in bits for q of shape (n1, n2, ny)."""
-    return mutual_information(q.reshape(-1, q.shape[2]))
+    return _mutual_information(q.reshape(-1, q.shape[2]))
 
 
 def _constraint_matrix(shape: tuple[int, int, int]) -> np.ndarray:
@@ -146,8 +181,12 @@ def min_synergy_distribution(
     """The BROJA optimum ``argmin_{q in Delta_P} I_q(Y; X1, X2)`` for a joint ``p`` of shape (n1, n2, ny).
 
     ``solver`` is ``"auto"`` (SciPy SLSQP for tables of at most 12 cells, else cvxpy), ``"cvxpy"`` or
-    ``"scipy"``.
+    ``"scipy"``. ``p`` must be a probability table (non-negative, summing to 1).
     """
+    p = _check_table(p, "p", 3, normalised=True)
+    max_iter = check_int(max_iter, "max_iter", minimum=1)
+    if isinstance(tol, bool) or not (isinstance(tol, int | float) and 0 < tol < 1):
+        raise ValueError(f"tol must be a number in (0, 1), got {tol!r}")
     return _min_synergy(p, solver, tol, max_iter)[0]
 
 
@@ -235,24 +274,12 @@ def broja_pid(p: np.ndarray, *, solver: str = "auto") -> PID:
     ----------
     Bertschinger et al. (2014), Entropy 16(4):2161-2183; Choi et al. (2025), ICYM2I, Sec. 3.
     """
-    arr = np.asarray(p)
-    if arr.ndim != 3:
-        raise ValueError(f"p must be a 3-D table p(x1, x2, y), got shape {arr.shape}")
-    if arr.dtype == object or not np.issubdtype(arr.dtype, np.number):
-        raise ValueError(f"p must be numeric, got dtype {arr.dtype}")
-    arr = arr.astype(float)
-    if not np.isfinite(arr).all():
-        raise ValueError("p contains NaN or infinite values")
-    if (arr < 0).any():
-        raise ValueError("p must be non-negative")
-    total = arr.sum()
-    if total <= 0:
-        raise ValueError("p must have positive total mass")
-    arr = arr / total
+    arr = _check_table(p, "p", 3, normalised=False)
+    arr = arr / arr.sum()
     q, used = _min_synergy(arr, solver)
     mi = _mi_y_x1x2(arr)
-    mi1 = mutual_information(arr.sum(axis=1))
-    mi2 = mutual_information(arr.sum(axis=0))
+    mi1 = _mutual_information(arr.sum(axis=1))
+    mi2 = _mutual_information(arr.sum(axis=0))
     mi_q = _mi_y_x1x2(q)
     # On Delta_P the pairwise informations of q equal those of p.
     u1 = max(mi_q - mi2, 0.0)

@@ -136,10 +136,37 @@ def check_weights(w: Any, n: int | None = None, name: str = "sample_weight") -> 
     return arr
 
 
+def _kish(w: np.ndarray) -> float:
+    """``(sum w)^2 / sum w^2``; weights so large (or small) that the squares overflow (or underflow) are
+    first divided by their maximum, which leaves the ratio unchanged."""
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        ess = w.sum() ** 2 / np.square(w).sum()
+        if not np.isfinite(ess):
+            v = w / w.max()
+            ess = v.sum() ** 2 / np.square(v).sum()
+    return float(ess)
+
+
+def check_flag(value: Any, name: str) -> bool:
+    """A genuine boolean (``"False"`` would otherwise count as true)."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _check_threshold(value: Any, name: str, high: float) -> float:
+    """A real number in [0, high] (``high`` may be inf); NaN would silently disable a warning."""
+    if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
+        raise ValueError(f"{name} must be a number, got {value!r}")
+    if not 0 <= value <= high:
+        raise ValueError(f"{name} must lie in [0, {high:g}], got {value!r}")
+    return float(value)
+
+
 def effective_sample_size(w: Any) -> float:
     """Kish's effective sample size ``(sum w)^2 / sum w^2`` of positive weights."""
     w = check_weights(w, name="w")
-    return float(w.sum() ** 2 / np.square(w).sum())
+    return _kish(w)
 
 
 def ipw_from_propensity(
@@ -171,6 +198,8 @@ def ipw_from_propensity(
     """
     prop = check_array(propensity, "propensity", ndim=1)
     obs = check_observed(observed, prop.shape[0])
+    stabilized = check_flag(stabilized, "stabilized")
+    ess_warning = _check_threshold(ess_warning, "ess_warning", 1.0)
     if ((prop < 0) | (prop > 1)).any():
         raise ValueError("propensity must hold probabilities in [0, 1]")
     if clip is not None:
@@ -183,8 +212,14 @@ def ipw_from_propensity(
         )
     rate = float(obs.mean()) if stabilized else 1.0
     w = np.zeros(prop.shape[0])
-    w[obs] = rate / prop[obs]
-    ess = float(w[obs].sum() ** 2 / np.square(w[obs]).sum())
+    with np.errstate(over="ignore"):
+        w[obs] = rate / prop[obs]
+    if not np.isfinite(w).all():
+        raise ValueError(
+            "propensity is so small for an observed sample that its weight overflows to infinity "
+            "(use clip=...)"
+        )
+    ess = _kish(w[obs])
     if ess < ess_warning * obs.sum():
         warnings.warn(
             f"extreme inverse probability weights: effective sample size {ess:.1f} of {int(obs.sum())} "
@@ -242,6 +277,8 @@ def fit_missingness_model(
     obs = check_observed(observed, X.shape[0])
     if not 0 <= positivity_threshold < 1:
         raise ValueError(f"positivity_threshold must lie in [0, 1), got {positivity_threshold!r}")
+    smd_warning = _check_threshold(smd_warning, "smd_warning", np.inf)
+    check_flag(stabilized, "stabilized")
     model = clone(estimator) if estimator is not None else LogisticRegression(max_iter=10000)
     if not hasattr(model, "predict_proba"):
         raise ValueError("estimator must be a classifier with predict_proba")
