@@ -89,7 +89,28 @@ def unidentified_models(matchups: np.ndarray, outcomes: np.ndarray, n_models: in
 
     The maximum-likelihood ratings are finite exactly when every model reaches every other through a
     chain of wins (a tie counts both ways) — Zermelo's condition; otherwise some ratings run to infinity.
+    ``matchups`` (N, 2) holds model indices in ``[0, n_models)`` and ``outcomes`` (N,) the result for the
+    first model, 1, 0.5 or 0 (as :func:`encode` gives them).
     """
+    if isinstance(n_models, bool) or not isinstance(n_models, int | np.integer) or n_models < 1:
+        raise ValueError(f"n_models must be an integer >= 1, got {n_models!r}")
+    m, o = np.asarray(matchups), np.asarray(outcomes)
+    if m.ndim != 2 or m.shape[1] != 2 or not np.issubdtype(m.dtype, np.integer):
+        raise ValueError(
+            f"matchups must be an (N, 2) array of integer model indices, got {m.dtype} {m.shape}"
+        )
+    if m.size and (m.min() < 0 or m.max() >= n_models):
+        raise ValueError(f"matchups must hold model indices in [0, {n_models}), got {m.min()}..{m.max()}")
+    if (
+        o.shape != (m.shape[0],)
+        or not np.issubdtype(o.dtype, np.number)
+        or not np.isin(o, (0.0, 0.5, 1.0)).all()
+    ):
+        raise ValueError(f"outcomes must be {m.shape[0]} values in {{0, 0.5, 1}} (one per matchup)")
+    return _unidentified_models(m, o, int(n_models))
+
+
+def _unidentified_models(matchups: np.ndarray, outcomes: np.ndarray, n_models: int) -> list[int]:
     win_a, win_b = outcomes >= 0.5, outcomes <= 0.5
     src = np.concatenate([matchups[win_a, 0], matchups[win_b, 1]])
     dst = np.concatenate([matchups[win_a, 1], matchups[win_b, 0]])
@@ -108,9 +129,32 @@ def _alpha(base: float) -> float:
 
 
 def _check_positive(value: Any, name: str) -> float:
-    if not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
+    if isinstance(value, bool) or not (isinstance(value, int | float) and math.isfinite(value) and value > 0):
         raise ValueError(f"{name} must be a positive number, got {value!r}")
     return float(value)
+
+
+def _check_finite(value: Any, name: str) -> float:
+    """A finite real number (a NaN ``init`` or ``anchor_rating`` would make every rating NaN)."""
+    real = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
+    if not (real and math.isfinite(value)):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
+
+
+def _check_flag(value: Any, name: str) -> bool:
+    """A genuine boolean: ``authors_compat="False"`` would otherwise switch the authors' mode on."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _check_elo(scale: Any, init: Any, anchor_rating: Any, authors_compat: Any) -> float:
+    """Validate the Elo-scale arguments and ``authors_compat``; return ``scale`` as a float."""
+    _check_finite(init, "init")
+    _check_finite(anchor_rating, "anchor_rating")
+    _check_flag(authors_compat, "authors_compat")
+    return _check_positive(scale, "scale")
 
 
 def _check_rounds(n_rounds: Any) -> int:
@@ -131,7 +175,7 @@ def _to_elo(
 
 
 def _refuse_unidentified(matchups, outcomes, models) -> None:
-    bad = unidentified_models(matchups, outcomes, len(models))
+    bad = _unidentified_models(matchups, outcomes, len(models))
     if bad:
         names = ", ".join(repr(models[i]) for i in bad[:5])
         raise ValueError(
@@ -234,7 +278,7 @@ def _flag_unidentified(theta, ok, pairs, W, S, theta_hat, n_models) -> None:
     """
     spread = np.ptp(theta[:, :n_models], axis=1)
     for r in np.flatnonzero(spread > 4.0 * max(np.ptp(theta_hat[:n_models]), 1.0)):
-        ok[r] &= not unidentified_models(*_replicate_rows(pairs, W[r], S[r]), n_models)
+        ok[r] &= not _unidentified_models(*_replicate_rows(pairs, W[r], S[r]), n_models)
 
 
 def _replicate_rows(pairs, W, S) -> tuple[np.ndarray, np.ndarray]:
@@ -342,7 +386,7 @@ def bradley_terry(
     """
     check_battles(battles)
     alpha = _alpha(base)
-    scale = _check_positive(scale, "scale")
+    scale = _check_elo(scale, init, anchor_rating, authors_compat)
     matchups, outcomes, models = encode(battles)
     if authors_compat:
         um, uo, counts = deduplicate(matchups, outcomes)
@@ -381,7 +425,7 @@ def bootstrap_bt(
     check_battles(battles)
     n_rounds = _check_rounds(n_rounds)
     alpha = _alpha(base)
-    scale = _check_positive(scale, "scale")
+    scale = _check_elo(scale, init, anchor_rating, authors_compat)
     matchups, outcomes, models = encode(battles)
     if authors_compat:
         um, uo, counts = deduplicate(matchups, outcomes)
@@ -457,7 +501,7 @@ def leaderboard(
         raise ValueError(f"ci must be 'bootstrap' or 'sandwich', got {ci!r}")
     if not (isinstance(level, float) and 0 < level < 1):
         raise ValueError(f"level must be a float in (0, 1), got {level!r}")
-    scale = _check_positive(scale, "scale")
+    scale = _check_elo(scale, init, anchor_rating, authors_compat)
     counts = pd.concat([battles["model_a"], battles["model_b"]]).value_counts()
     kw = dict(anchor=anchor, anchor_rating=anchor_rating, scale=scale, base=base, init=init)
     if ci == "bootstrap":
@@ -499,6 +543,7 @@ def transform_features(
     """
     if not isinstance(features, Mapping) or not features:
         raise ValueError("features must be a non-empty mapping of name -> (N, 2) array")
+    _check_flag(authors_compat, "authors_compat")
     cols, names = [], []
     for name, values in features.items():
         v = (
@@ -571,7 +616,7 @@ def controlled_bt(
     reg = _check_positive(reg, "reg")
     n_rounds = _check_rounds(n_rounds)
     alpha = _alpha(base)
-    scale = _check_positive(scale, "scale")
+    scale = _check_elo(scale, init, anchor_rating, authors_compat)
     if not (isinstance(level, float) and 0 < level < 1):
         raise ValueError(f"level must be a float in (0, 1), got {level!r}")
     matchups, outcomes, models = encode(battles)

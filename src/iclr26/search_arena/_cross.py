@@ -10,11 +10,33 @@ so an odd tie is dropped), as the authors do for the overall test; their per-int
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from ._bt import check_battles
+from ._bt import _check_flag, check_battles
+
+TIES_RULES = ("split", "drop")
+
+
+def _check_count(value, name: str) -> int:
+    """A non-negative whole number (``True`` is not a count; NaN and inf are refused by name)."""
+    real = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
+        value, bool | np.bool_
+    )
+    if not (real and math.isfinite(value) and int(value) == value and value >= 0):
+        raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return int(value)
+
+
+def _check_model(battles: pd.DataFrame, model) -> None:
+    if (
+        not isinstance(model, str)
+        or not ((battles["model_a"] == model) | (battles["model_b"] == model)).any()
+    ):
+        raise ValueError(f"model {model!r} plays in none of the battles")
 
 
 def binomial_preference(preferred: int, not_preferred: int, ties: int = 0, ties_rule: str = "split") -> dict:
@@ -24,13 +46,13 @@ def binomial_preference(preferred: int, not_preferred: int, ties: int = 0, ties_
     direction (``"preferred"`` or ``"not preferred"``, the majority; ``"preferred"`` on an exact
     balance) and the one-sided p-value in that direction.
     """
-    for name, v in (("preferred", preferred), ("not_preferred", not_preferred), ("ties", ties)):
-        if int(v) != v or v < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {v!r}")
-    if ties_rule not in ("split", "drop"):
-        raise ValueError(f"ties must be 'split' or 'drop', got {ties_rule!r}")
-    half = int(ties) // 2 if ties_rule == "split" else 0
-    wins, losses = int(preferred) + half, int(not_preferred) + half
+    preferred = _check_count(preferred, "preferred")
+    not_preferred = _check_count(not_preferred, "not_preferred")
+    ties = _check_count(ties, "ties")
+    if ties_rule not in TIES_RULES:
+        raise ValueError(f"ties_rule must be 'split' or 'drop', got {ties_rule!r}")
+    half = ties // 2 if ties_rule == "split" else 0
+    wins, losses = preferred + half, not_preferred + half
     n = wins + losses
     if n == 0:
         return {
@@ -58,7 +80,13 @@ def binomial_preference(preferred: int, not_preferred: int, ties: int = 0, ties_
 
 
 def preference_outcomes(battles: pd.DataFrame, model: str) -> pd.Series:
-    """Per battle of ``model``: ``"preferred"``, ``"not preferred"`` or ``"tie"`` (both tie kinds)."""
+    """Per battle of ``model``: ``"preferred"``, ``"not preferred"`` or ``"tie"`` (both tie kinds).
+
+    ``battles`` are checked as in :func:`bradley_terry` (an unknown ``winner`` would otherwise count as a
+    tie) and ``model`` must play in them.
+    """
+    check_battles(battles)
+    _check_model(battles, model)
     on_a, on_b = battles["model_a"] == model, battles["model_b"] == model
     won = (on_a & (battles["winner"] == "model_a")) | (on_b & (battles["winner"] == "model_b"))
     lost = (on_a & (battles["winner"] == "model_b")) | (on_b & (battles["winner"] == "model_a"))
@@ -91,12 +119,12 @@ def cross_arena_test(
     ``group, preferred, not_preferred, ties`` (raw counts) and those of :func:`binomial_preference`.
     Run it on each arena (e.g. Search Arena and Text Arena) to compare settings.
     """
-    battles = check_battles(battles)
-    if (
-        not isinstance(model, str)
-        or not ((battles["model_a"] == model) | (battles["model_b"] == model)).any()
-    ):
-        raise ValueError(f"model {model!r} plays in none of the battles")
+    # positions, not labels, tie the outcomes to their intents (a concatenation of arenas repeats labels)
+    battles = check_battles(battles).reset_index(drop=True)
+    _check_model(battles, model)
+    if ties not in TIES_RULES:
+        raise ValueError(f"ties must be 'split' or 'drop', got {ties!r}")
+    authors_compat = _check_flag(authors_compat, "authors_compat")
     if intent is not None and intent not in battles.columns:
         raise ValueError(f"intent: battles have no column {intent!r}")
     outcome = preference_outcomes(battles, model)

@@ -11,6 +11,8 @@ list (substring tests, so ``"x.com"`` also matches ``"netflix.com"``, as theirs)
 from __future__ import annotations
 
 import json
+import math
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -106,8 +108,21 @@ def response_length(messages: list[dict[str, Any]]) -> float:
     return float(np.mean(lengths)) if lengths else float("nan")
 
 
+def _check_trace(web_search_trace: Any) -> Any:
+    """A list (or array) of turns, each a list of citations; text would be counted letter by letter."""
+    text = (str, bytes, Mapping)
+    if isinstance(web_search_trace, text) or any(isinstance(t, text) for t in web_search_trace):
+        raise ValueError(
+            "web_search_trace must be a list of turns, each a list of [title, url] citations, got "
+            f"{type(web_search_trace).__name__} {str(web_search_trace)[:60]!r} (parse JSON text first)"
+        )
+    return web_search_trace
+
+
 def citation_count(web_search_trace: list[list[Any]]) -> float:
     """URLs cited per turn (0 for an empty trace)."""
+    if web_search_trace is not None:
+        _check_trace(web_search_trace)
     if web_search_trace is None or len(web_search_trace) == 0:  # lists, or arrays when read from Parquet
         return 0.0
     return sum(len(turn) for turn in web_search_trace) / len(web_search_trace)
@@ -116,7 +131,7 @@ def citation_count(web_search_trace: list[list[Any]]) -> float:
 def domain_counts(web_search_trace: list[list[Any]]) -> dict[str, int]:
     """Number of citations per domain category over all turns."""
     counts = dict.fromkeys(DOMAIN_CATEGORIES, 0)
-    for turn in [] if web_search_trace is None else web_search_trace:
+    for turn in [] if web_search_trace is None else _check_trace(web_search_trace):
         for _title, url in turn:
             counts[domain_category(url)] += 1
     return counts
@@ -124,7 +139,14 @@ def domain_counts(web_search_trace: list[list[Any]]) -> dict[str, int]:
 
 def _side_features(row: pd.Series, side: str) -> dict[str, float]:
     meta = row[f"system_{side}_metadata"]
-    trace = meta.get("web_search_trace", []) if isinstance(meta, dict) else []
+    if meta is None or (isinstance(meta, float) and math.isnan(meta)):
+        meta = {}
+    if not isinstance(meta, Mapping):
+        raise ValueError(
+            f"system_{side}_metadata at row {row.name!r} must be a dict (or missing), got "
+            f"{type(meta).__name__}; parse JSON text first"
+        )
+    trace = meta.get("web_search_trace", [])
     feats = {
         "response_length": response_length(row[f"messages_{side}"]),
         "citation_count": citation_count(trace),
@@ -142,6 +164,8 @@ def battle_features(df: pd.DataFrame) -> dict[str, np.ndarray]:
             raise ValueError(
                 f"the battles need a column {col!r} to build features; they have {list(df.columns)}"
             )
+    if len(df) == 0:
+        raise ValueError("df has no battles to build features from")
     a = pd.DataFrame([_side_features(r, "a") for _, r in df.iterrows()])
     b = pd.DataFrame([_side_features(r, "b") for _, r in df.iterrows()])
     return {name: np.column_stack([a[name].to_numpy(float), b[name].to_numpy(float)]) for name in a.columns}
@@ -189,10 +213,12 @@ def attribution_features(df: pd.DataFrame) -> dict[str, np.ndarray]:
     missing = [c for c in needed if c not in df.columns]
     if missing:
         raise ValueError(f"battles lack the attribution columns {missing}")
+    if pd.api.types.is_bool_dtype(df["turn"]):
+        raise ValueError("battles['turn'] must hold turn counts, got booleans")
     turn = pd.to_numeric(df["turn"], errors="coerce").to_numpy(dtype=float)
-    bad = ~np.isfinite(turn) | (turn < 1)
+    bad = ~np.isfinite(turn) | (turn < 1) | (turn != np.round(turn))
     if bad.any():
-        raise ValueError(f"battles['turn'] must be a positive number; row {int(np.argmax(bad))} is not")
+        raise ValueError(f"battles['turn'] must be a positive whole number; row {int(np.argmax(bad))} is not")
     out = {}
     for kind in ATTRIBUTION_KINDS:
         counts = (

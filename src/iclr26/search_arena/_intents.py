@@ -102,7 +102,10 @@ def classify_intents(
     """
     from ..models import GenerationConfig, LanguageModel
 
-    if isinstance(queries, str) or not all(isinstance(q, str) for q in queries):
+    if isinstance(queries, str):
+        raise ValueError("queries must be a sequence of strings, got a single string")
+    queries = list(queries)  # a generator would be used up by the check below and classify nothing
+    if not all(isinstance(q, str) for q in queries):
         raise ValueError("queries must be a sequence of strings")
     if not isinstance(model, LanguageModel):
         raise ValueError(f"model must be an iclr26.models.LanguageModel, got {type(model).__name__}")
