@@ -12,8 +12,10 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from iclr26.mrf_calibration import (  # noqa: E402
+    DetectRLRecord,
     MRFCalibrator,
     _mrf,  # noqa: E402
+    check_scores,
     detection_metrics,
     detectrl_split,
     load_detectrl,
@@ -210,6 +212,12 @@ def test_degenerate_inputs_warn():
         MRFCalibrator(steps=1, epochs=1).fit([r + i for i, r in enumerate(rows)], y)
 
 
+def test_complex_scores_are_refused():
+    # the float32 cast dropped the imaginary parts (a ComplexWarning at most)
+    with pytest.raises(ValueError, match=r"scores\[0\] must be real"):
+        check_scores([np.array([1 + 2j, 3.0])])
+
+
 # ------------------------------------------------------------------ metrics
 def test_detection_metrics_match_cal_metrics_definition():
     y = np.array([0, 0, 0, 0, 1, 1, 1, 1])
@@ -224,6 +232,16 @@ def test_detection_metrics_match_cal_metrics_definition():
         detection_metrics(y, p[:-1])
     with pytest.raises(ValueError, match="p contains NaN"):
         detection_metrics(y, np.where(y, np.nan, 0.1))
+
+
+def test_detection_metrics_refuses_scores_outside_0_1():
+    # logits (decision_function) gave acc 0.0 for a perfect ranking: round(3.0) == 3 is never a label
+    y = np.array([0, 0, 1, 1])
+    with pytest.raises(ValueError, match=r"p must be probabilities in \[0, 1\]"):
+        detection_metrics(y, np.array([-2.0, -1.0, 1.5, 3.0]))
+    with pytest.raises(ValueError, match="p must be probabilities"):
+        detection_metrics(y, np.array([0.1, 0.2, 0.7, 1.2]))
+    assert detection_metrics(y, np.array([0.0, 0.2, 0.7, 1.0]))["acc"] == 1.0
 
 
 # ------------------------------------------------------------------ DetectRL loader and split
@@ -271,6 +289,40 @@ def test_detectrl_split_is_the_authors_procedure(tmp_path):
         load_detectrl(tmp_path / "missing.json")
     with pytest.raises(ValueError, match="seed"):
         detectrl_split(recs, seed=100)
+
+
+def _recs(n_human, n_llm, text="some text here"):
+    return [DetectRLRecord(f"{text} {i}", 0, "x", "human") for i in range(n_human)] + [
+        DetectRLRecord(f"{text} {i}", 1, "x", "llm") for i in range(n_llm)
+    ]
+
+
+@pytest.mark.parametrize("seed", [True, 2.5, "3"])
+def test_detectrl_split_seed_must_be_an_int(seed):
+    # seed=True ran as iter 1; 2.5 failed with a TypeError deep inside
+    with pytest.raises(ValueError, match="seed"):
+        detectrl_split(_recs(5, 5), seed=seed)
+
+
+@pytest.mark.parametrize(
+    "records",
+    [_recs(10, 0), _recs(0, 10), [], [DetectRLRecord("a", 0, "", ""), DetectRLRecord("b", 1, "", "")]],
+)
+def test_detectrl_split_refuses_records_without_pairs(records):
+    # one class (or only one-word texts) gave three empty splits without a word
+    with pytest.raises(ValueError, match="records must pair human and LLM texts"):
+        detectrl_split(records, seed=0)
+
+
+@pytest.mark.parametrize(
+    "bad", [DetectRLRecord("a b", 2, "", ""), DetectRLRecord("a b", True, "", ""), {"text": "a b"}]
+)
+def test_detectrl_split_refuses_bad_records(bad):
+    # label 2 was dropped from both classes unseen; label True leaked into Split.labels
+    with pytest.raises(ValueError, match=r"records\[0\]"):
+        detectrl_split([bad] + _recs(5, 5), seed=0)
+    with pytest.raises(ValueError, match="records must be a list"):
+        detectrl_split("records", seed=0)
 
 
 def test_detectrl_shared_files_load_when_present():

@@ -53,3 +53,11 @@ def test_truncation_and_bad_input(model):
         token_scores(model, ["ok text", ""], "loglik")
     with pytest.raises(ValueError, match="max_tokens"):
         token_scores(model, TEXTS, "loglik", max_tokens=1)
+
+
+def test_texts_beyond_the_model_context_are_refused(model, monkeypatch):
+    # positions past the context were scored silently (the model extrapolates its positions)
+    monkeypatch.setattr(model, "context_length", 16)
+    with pytest.raises(ValueError, match=r"texts\[1\] has \d+ tokens, more than the model's context of 16"):
+        token_scores(model, TEXTS[:2], "loglik")
+    assert len(token_scores(model, TEXTS[1:2], "loglik", max_tokens=16)[0]) == 15

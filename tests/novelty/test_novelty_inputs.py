@@ -5,7 +5,16 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from iclr26.novelty import NgramIndex, fluency_score, frontier_plot, novelty, novelty_report, originality
+from iclr26.novelty import (
+    InfiniGramIndex,
+    NgramIndex,
+    SuffixArrayIndex,
+    fluency_score,
+    frontier_plot,
+    novelty,
+    novelty_report,
+    originality,
+)
 
 
 @pytest.fixture(scope="module")
@@ -115,3 +124,65 @@ def test_frontier_bad_input():
         frontier_plot({})
     with pytest.raises(ValueError, match="points"):
         frontier_plot({"x": (1.5, 0.2)})
+
+
+# ------------------------------------------------------------------ hostile-input review
+def test_corpus_mapping_is_refused():
+    # list({title: text}) is the titles: the index held the work names, not their texts
+    works = {"hamlet": "to be or not to be", "tempest": "full fathom five"}
+    with pytest.raises(ValueError, match=r"texts.*mapping.*values"):
+        NgramIndex.build(works, n=1)
+    with pytest.raises(ValueError, match=r"texts.*mapping"):
+        SuffixArrayIndex.build(works)
+
+
+@pytest.mark.parametrize("lowercase", ["False", "no", 0.0, None])
+def test_lowercase_must_be_a_bool(lowercase, tmp_path):
+    # "False" is truthy: the corpus was silently lower-cased
+    with pytest.raises(ValueError, match="lowercase"):
+        NgramIndex.build(["The Cat"], n=1, lowercase=lowercase)
+    with pytest.raises(ValueError, match="lowercase"):
+        SuffixArrayIndex.build(["The Cat"], lowercase=lowercase)
+    with pytest.raises(ValueError, match="lowercase"):
+        InfiniGramIndex.build(["The Cat"], tmp_path / "ig", lowercase=lowercase)
+    with pytest.raises(ValueError, match="lowercase"):
+        InfiniGramIndex(tmp_path / "ig", lowercase=lowercase)
+
+
+def test_tokenizer_returning_a_string_is_refused():
+    # a tokenizer returning "xyz" was read character by character (units x, y, z)
+    with pytest.raises(ValueError, match="unit: a callable tokenizer must return a list"):
+        NgramIndex.build(["ab cd"], n=1, unit=str.upper)
+
+
+@pytest.mark.parametrize("query", ["abc", b"ab", {"a": 1}])
+def test_single_string_query_is_refused(ix, query):
+    # ix.count("abc") counted the 1-grams a, b, c instead of one n-gram
+    sx = SuffixArrayIndex.build(["a b c d e f"])
+    for index in (ix, sx):
+        with pytest.raises(ValueError, match="ngrams must be a sequence of n-grams"):
+            index.count(query)
+        with pytest.raises(ValueError, match="ngrams must be a sequence of n-grams"):
+            index.contains(query)
+
+
+@pytest.mark.parametrize("n", [True, 1.0])
+def test_distinct_order_must_be_an_int(ix, n):
+    with pytest.raises(ValueError, match="n must be an integer"):
+        ix.distinct(n)
+
+
+@pytest.mark.parametrize("weights", [(0.5, 0.5, 0.0), (1.0, 0.0, 0.0)])
+def test_fluency_needs_a_positive_unigram_weight(ix, weights):
+    # without the add-one unigram an unseen bigram has p_ref = 0: log 0 = -inf and Q = 0 for the text
+    with pytest.raises(ValueError, match=r"weights\[2\]"):
+        fluency_score(["a b c z"], ix, weights=weights)
+
+
+@pytest.mark.parametrize(
+    "points", [{"x": (True, 0.5)}, {"x": ("0.5", 0.5)}, {"x": (0.5,)}, [("x", (0.5, 0.5))]]
+)
+def test_frontier_points_must_be_number_pairs(points):
+    # (True, 0.5) was plotted at O = 1
+    with pytest.raises(ValueError, match="points"):
+        frontier_plot(points)

@@ -110,6 +110,27 @@ def test_judge_bad_input():
     assert set(RUBRICS) >= {"sonnet", "scene", "story"}
 
 
+def test_judge_levels_given_as_one_string_are_refused():
+    # "abcdef" is a sequence of six non-empty strings: its characters were taken as the six levels
+    with pytest.raises(ValueError, match="task"):
+        quality_judge(["x"], DigitModel(np.zeros(6)), task=("intro", "abcdef"), samples=1)
+
+
+@pytest.mark.parametrize("flag", ["no", "False", 0, None])
+def test_judge_return_probs_must_be_a_bool(flag):
+    # "no" is truthy: a (scores, probs) tuple came back where an array was asked for
+    with pytest.raises(ValueError, match="return_probs"):
+        quality_judge(["x"], DigitModel(np.zeros(6)), samples=1, return_probs=flag)
+
+
+@pytest.mark.parametrize("logits", [[np.nan] * 6, [-np.inf] * 6, [0.0, np.nan, 0, 0, 0, 0]])
+def test_judge_refuses_undefined_digit_probabilities(logits):
+    # six -inf (or a NaN) renormalised as 0/0: the score was NaN without a word
+    with pytest.raises(ValueError, match=r"judge_model.*texts\[0\]"):
+        quality_judge(["x"], DigitModel(logits), samples=2)
+    assert np.isfinite(quality_judge(["x"], DigitModel([-np.inf] * 5 + [0.0]), samples=2)).all()
+
+
 def test_sonnet_form_score_parts():
     rng = np.random.default_rng(0)
     words = PERFECT.split()

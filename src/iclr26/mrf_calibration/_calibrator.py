@@ -41,6 +41,8 @@ def check_scores(scores: Any, name: str = "scores") -> tuple[list[np.ndarray], s
         a = np.asarray(r)
         if a.dtype == object or not np.issubdtype(a.dtype, np.number) or a.dtype == bool:
             raise ValueError(f"{name}[{i}] must be numeric, got dtype {a.dtype}")
+        if np.iscomplexobj(a):  # the float32 cast would drop the imaginary parts
+            raise ValueError(f"{name}[{i}] must be real, got dtype {a.dtype}")
         if a.ndim not in (1, 2) or a.shape[0] == 0:
             raise ValueError(f"{name}[{i}] must be a non-empty 1-D or 2-D array, got shape {a.shape}")
         a = a.astype(np.float32)

@@ -9,6 +9,8 @@ import random
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ..validation import check_int
+
 #: Replacements of the authors' ``process_spaces``, in their order.
 _SPACES = (
     (" ,", ","),
@@ -98,6 +100,20 @@ def authors_seed(seed: int) -> int:
     return seeds[seed]
 
 
+def _check_records(records) -> None:
+    """``DetectRLRecord``s labelled 0 or 1 (another label would be dropped from both classes unseen)."""
+    if isinstance(records, str | bytes) or not isinstance(records, list | tuple):
+        raise ValueError(f"records must be a list of DetectRLRecord, got {type(records).__name__}")
+    for i, r in enumerate(records):
+        if not isinstance(r, DetectRLRecord) or isinstance(r.label, bool) or r.label not in (0, 1):
+            got = f"{type(r).__name__} with label {getattr(r, 'label', None)!r}"
+            raise ValueError(
+                f"records[{i}] must be a DetectRLRecord with label 0 (human) or 1 (LLM), got {got}"
+            )
+        if not isinstance(r.text, str):
+            raise ValueError(f"records[{i}].text must be a string, got {type(r.text).__name__}")
+
+
 def detectrl_split(records: list[DetectRLRecord], seed: int = 0) -> dict[str, Split]:
     """The authors' split: shuffle human and LLM texts, pair them, cut pairs 10 % / 45 % / 45 %.
 
@@ -106,8 +122,8 @@ def detectrl_split(records: list[DetectRLRecord], seed: int = 0) -> dict[str, Sp
     the pairs shuffled and the first 10 % go to ``train``, the next 45 % to ``val``, the rest to ``test``;
     each pair adds its human text (label 0) then its LLM text (label 1).
     """
-    if not 0 <= seed < 100:
-        raise ValueError(f"seed must be in [0, 100) (the authors' iter), got {seed}")
+    seed = check_int(seed, "seed (the authors' iter)", minimum=0, maximum=99)
+    _check_records(records)
     rng = random.Random(authors_seed(seed))
     human = [r for r in records if r.label == 0]
     llm = [r for r in records if r.label == 1]
@@ -117,6 +133,11 @@ def detectrl_split(records: list[DetectRLRecord], seed: int = 0) -> dict[str, Sp
     pairs = [
         (h, m) for h, m in zip(human[:n], llm[:n]) if len(h.text.split()) > 1 and len(m.text.split()) > 1
     ][:10000]
+    if not pairs:  # one class only, or only one-word texts: every split would be silently empty
+        raise ValueError(
+            f"records must pair human and LLM texts of more than one word, got {len(human)} human and "
+            f"{len(llm)} LLM records and no such pair"
+        )
     order = list(range(len(pairs)))
     rng.shuffle(order)
     splits = {"train": Split(), "val": Split(), "test": Split()}

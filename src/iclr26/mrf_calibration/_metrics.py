@@ -34,6 +34,10 @@ def detection_metrics(y: Any, p: Any) -> dict[str, float]:
     if len(np.unique(y)) < 2:
         raise ValueError("y must hold both classes (0 and 1)")
     p = check_array(p, "p", ndim=1)
+    if ((p < 0) | (p > 1)).any():  # a logit (decision_function) would make round(p), hence acc, wrong
+        raise ValueError(
+            "p must be probabilities in [0, 1] (predict_proba(...)[:, 1], not decision_function)"
+        )
     if len(p) != len(y):
         raise ValueError(f"p must have one value per label ({len(y)}), got {len(p)}")
     pred = np.array([round(v) for v in p.tolist()])

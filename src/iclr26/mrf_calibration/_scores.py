@@ -14,12 +14,18 @@ KINDS = ("loglik", "logrank", "entropy", "fastdetect", "fastdetect-analytic")
 
 def _token_rows(model: Any, texts: Sequence[str], max_tokens: int) -> list[list[int]]:
     rows = []
+    context = getattr(model, "context_length", None)
     for i, t in enumerate(texts):
         if not isinstance(t, str) or not t.strip():
             raise ValueError(f"texts[{i}] must be a non-empty string")
         ids = list(model.tokenizer(t, add_special_tokens=True)["input_ids"])[:max_tokens]
         if len(ids) < 2:
             raise ValueError(f"texts[{i}] has {len(ids)} token(s); at least 2 are needed to score one")
+        if context is not None and len(ids) > context:  # positions past the context are extrapolated
+            raise ValueError(
+                f"texts[{i}] has {len(ids)} tokens, more than the model's context of {context}; "
+                f"lower max_tokens to at most {context}"
+            )
         rows.append(ids)
     return rows
 

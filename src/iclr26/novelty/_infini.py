@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ._ngram import _check_unit, _read_corpus
+from ._ngram import _check_not_one_string, _check_unit, _read_corpus, check_lowercase
 from ._tokenize import tokenize
 
 
@@ -26,6 +26,7 @@ class InfiniGramIndex:
     """Exact n-gram counts from a local infini-gram ``u8`` index (any order, one query per call)."""
 
     def __init__(self, index_dir: str | os.PathLike, unit: str = "word", lowercase: bool = True) -> None:
+        lowercase = check_lowercase(lowercase)
         try:
             from infini_gram import cpp_engine
         except ImportError as err:
@@ -48,7 +49,7 @@ class InfiniGramIndex:
         lowercase: bool = True,
     ) -> InfiniGramIndex:
         """Write ``texts`` as boundary-delimited units and index them with ``infini_gram.indexing``."""
-        unit = _check_unit(unit)
+        unit, lowercase = _check_unit(unit), check_lowercase(lowercase)
         docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
         index_dir = Path(index_dir)
         data = index_dir / "raw"
@@ -80,6 +81,7 @@ class InfiniGramIndex:
 
     def count(self, ngrams: Sequence[str | Sequence[str]]) -> np.ndarray:
         """Corpus occurrences of each n-gram (a string split into units, or a sequence of units)."""
+        _check_not_one_string(ngrams)
         rows = [tokenize(g, self.unit, self.lowercase) if isinstance(g, str) else list(g) for g in ngrams]
         if any(not r for r in rows):
             raise ValueError("ngrams must each hold at least one unit")

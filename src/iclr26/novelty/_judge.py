@@ -85,6 +85,7 @@ def _check_task(task) -> str | tuple[str, tuple[str, ...]]:
         and len(task) == 2
         and isinstance(task[0], str)
         and isinstance(task[1], Sequence)
+        and not isinstance(task[1], str)  # six characters are not six levels
         and len(task[1]) == 6
         and all(isinstance(x, str) and x.strip() for x in task[1])
     ):
@@ -128,6 +129,8 @@ def quality_judge(
         )
     task = _check_task(task)
     samples = check_int(samples, "samples", minimum=1)
+    if not isinstance(return_probs, bool | np.bool_):
+        raise ValueError(f"return_probs must be True or False, got {return_probs!r}")
     if prompts is None:
         prompts = [""] * len(texts)
     if isinstance(prompts, str) or len(prompts) != len(texts):
@@ -144,7 +147,19 @@ def quality_judge(
     ]
     lls = judge_model.loglikelihood([c for c in contexts for _ in DIGITS], list(DIGITS) * len(contexts))
     logp = np.array([ll.logprob for ll in lls], dtype=float).reshape(len(texts), samples, 6)
-    probs = np.exp(logp - logp.max(axis=2, keepdims=True))
-    probs /= probs.sum(axis=2, keepdims=True)
+    probs = _digit_probs(logp)
     scores = (probs @ np.arange(6.0)).mean(axis=1) / 5.0
     return (scores, probs) if return_probs else scores
+
+
+def _digit_probs(logp: np.ndarray) -> np.ndarray:
+    """The six digits' log-probabilities ``(m, samples, 6)`` renormalised; a NaN, or six ``-inf``, would
+    make the expected score NaN (0/0), so the judge's output is refused instead."""
+    bad = np.isnan(logp).any(axis=2) | ~np.isfinite(logp.max(axis=2))
+    if bad.any():
+        i = int(np.argwhere(bad)[0][0])
+        raise ValueError(
+            f"judge_model gave NaN or all -inf log-probabilities to the six digits for texts[{i}]"
+        )
+    probs = np.exp(logp - logp.max(axis=2, keepdims=True))
+    return probs / probs.sum(axis=2, keepdims=True)

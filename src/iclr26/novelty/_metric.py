@@ -185,17 +185,15 @@ def fluency_score(
 
     ``Q = sigmoid(mean_i [log p_ref(w_i | w_{i-2} w_{i-1}) - log p_uni(w_i)])`` over the scored
     units ``i >= 2`` of each text's continuation (as in :func:`originality`), where ``p_ref`` linearly
-    interpolates the trigram, bigram and add-one unigram estimates with ``weights``, all counted by
-    ``index`` (which must hold orders 1, 2 and 3). 0.5 means "no more predictable than a bag of
-    words"; shuffled words score below it, fluent text above. Returns shape ``(m,)``; ``NaN`` for
+    interpolates the trigram, bigram and add-one unigram estimates with ``weights`` (the unigram's > 0),
+    all counted by ``index`` (which must hold orders 1, 2 and 3). 0.5 means "no more predictable than
+    a bag of words"; shuffled words score below it, fluent text above. Returns shape ``(m,)``; ``NaN`` for
     texts with fewer than 3 scored units.
     """
     texts = _check_texts(texts, "texts")
     if not isinstance(index, UnitIndex) or not all(index.has_order(k) for k in (1, 2, 3)):
         raise ValueError("index must be an NgramIndex holding orders 1, 2 and 3, or a SuffixArrayIndex")
-    w = check_array(weights, "weights", ndim=1)
-    if w.shape != (3,) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
-        raise ValueError(f"weights must be 3 non-negative numbers summing to 1, got {weights!r}")
+    w = _check_lm_weights(weights)
     prompts = _check_prompts(prompts, texts, "texts")
     grams, owner = _per_text_windows(*_unit_ids(texts, prompts, index), 3)
     total = np.bincount(owner, minlength=len(texts)).astype(float)
@@ -207,6 +205,17 @@ def fluency_score(
     log_ratio = np.log(w[0] * p_tri + w[1] * p_bi + w[2] * p_uni) - np.log(p_uni)
     mean = np.bincount(owner, weights=log_ratio, minlength=len(texts)) / np.maximum(total, 1)
     return np.where(total > 0, 1.0 / (1.0 + np.exp(-mean)), np.nan)
+
+
+def _check_lm_weights(weights) -> np.ndarray:
+    """Trigram, bigram, unigram weights: non-negative, summing to 1, the add-one unigram's > 0 (else an
+    unseen bigram gets ``p_ref = 0``, ``log 0 = -inf``, and the whole text ``Q = 0``)."""
+    w = check_array(weights, "weights", ndim=1)
+    if w.shape != (3,) or (w < 0).any() or not np.isclose(w.sum(), 1.0):
+        raise ValueError(f"weights must be 3 non-negative numbers summing to 1, got {weights!r}")
+    if w[2] <= 0:
+        raise ValueError(f"weights[2] (the add-one unigram's) must be > 0 so that p_ref > 0, got {weights!r}")
+    return w
 
 
 def _ratio(num: np.ndarray, den: np.ndarray) -> np.ndarray:

@@ -4,7 +4,7 @@ arXiv:2504.09389, Sec. 3: originality is the fraction of a generation's n-grams 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from itertools import chain, repeat
 from pathlib import Path
 
@@ -23,7 +23,16 @@ def _check_orders(n: int | Iterable[int]) -> tuple[int, ...]:
     return tuple(sorted({check_int(k, "n", minimum=1) for k in orders}))
 
 
+def check_lowercase(lowercase) -> bool:
+    """``lowercase`` must be a real bool: a string such as ``"False"`` would otherwise be truthy."""
+    if not isinstance(lowercase, bool | np.bool_):
+        raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
+    return bool(lowercase)
+
+
 def _read_corpus(texts: Sequence[str] | str | os.PathLike) -> list[str]:
+    if isinstance(texts, Mapping):  # list(mapping) would index its keys (e.g. work titles), not its texts
+        raise ValueError("texts must be a sequence of documents, got a mapping (pass its .values())")
     if isinstance(texts, str | os.PathLike):
         path = Path(texts)
         if not path.exists():
@@ -144,6 +153,7 @@ class UnitIndex:
         return ids.reshape(len(rows), n)
 
     def _as_id_rows(self, ngrams) -> np.ndarray:
+        _check_not_one_string(ngrams)
         if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind not in "iuUSO":
             raise ValueError(f"ngrams: an id array must hold integers, got dtype {ngrams.dtype}")
         if isinstance(ngrams, np.ndarray) and ngrams.dtype.kind in "iu":
@@ -159,6 +169,15 @@ class UnitIndex:
         return arr.astype(np.int64, copy=False)
 
 
+def _check_not_one_string(ngrams) -> None:
+    """A string (or mapping) would be read item by item: ``"cat"`` as the 1-grams ``c``, ``a``, ``t``."""
+    if isinstance(ngrams, str | bytes | Mapping):
+        raise ValueError(
+            f"ngrams must be a sequence of n-grams or a 2-D id array, got {type(ngrams).__name__} "
+            "(wrap a single n-gram in a list)"
+        )
+
+
 def _one_length(lengths) -> int:
     distinct = set(lengths)
     if len(distinct) != 1:
@@ -172,6 +191,7 @@ def _docs_as_ids(
     """The corpus vocabulary (sorted units) and each document as an id array (ids ``1..V``)."""
     if not callable(unit):
         unit = _check_unit(unit)
+    lowercase = check_lowercase(lowercase)
     docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
     if not any(docs):
         raise ValueError("texts: the corpus is empty (no units after tokenisation)")
@@ -255,6 +275,7 @@ class NgramIndex(UnitIndex):
 
     def distinct(self, n: int) -> int:
         """Number of distinct n-grams of order ``n`` in the corpus."""
+        n = check_int(n, "n", minimum=1)
         if n not in self._stores:
             raise ValueError(f"n must be an indexed order {self.orders}, got {n}")
         return len(self._stores[n].keys)

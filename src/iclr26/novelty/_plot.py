@@ -14,11 +14,12 @@ def frontier_plot(points: Mapping[str, tuple[float, float]], ax=None):
     """
     import matplotlib.pyplot as plt
 
+    if not isinstance(points, Mapping):
+        raise ValueError(f"points must map names to (O, Q), got {type(points).__name__}")
     if not points:
         raise ValueError("points must name at least one system")
-    for name, (o, q) in points.items():
-        if not (0 <= o <= 1 and 0 <= q <= 1):
-            raise ValueError(f"points[{name!r}] must be (O, Q) in [0, 1], got {(o, q)}")
+    for name, point in points.items():
+        _check_point(name, point)
     fig, ax = (ax.figure, ax) if ax is not None else plt.subplots(figsize=(5, 4.5))
     grid = np.linspace(0.005, 1, 200)
     oo, qq = np.meshgrid(grid, grid)
@@ -29,3 +30,13 @@ def frontier_plot(points: Mapping[str, tuple[float, float]], ax=None):
         ax.annotate(name, (o, q), fontsize=7, xytext=(3, 3), textcoords="offset points")
     ax.set(xlabel="originality O", ylabel="quality Q", xlim=(0, 1), ylim=(0, 1), title="novelty frontier")
     return fig
+
+
+def _check_point(name, point) -> None:
+    """``(O, Q)``: two real numbers (not bools, which would plot as 0 or 1) in [0, 1]."""
+    pair = tuple(point) if isinstance(point, tuple | list | np.ndarray) else ()
+    real = all(
+        isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) for v in pair
+    )
+    if len(pair) != 2 or not real or not all(0 <= v <= 1 for v in pair):
+        raise ValueError(f"points[{name!r}] must be (O, Q), two numbers in [0, 1], got {point!r}")

@@ -46,5 +46,10 @@ UNITS = {"word": word_units, "char": char_units}
 def tokenize(text: str, unit: str | Tokenizer, lowercase: bool = True) -> list[str]:
     """The units of ``text``: built-in ``unit`` names (see :data:`UNITS`) or a callable tokenizer."""
     if callable(unit):
-        return [str(t) for t in unit(text)]
+        units = unit(text)
+        if isinstance(units, str | bytes):  # a string would be read character by character
+            raise ValueError(
+                f"unit: a callable tokenizer must return a list of units, got {type(units).__name__}"
+            )
+        return [str(t) for t in units]
     return UNITS[unit](text, lowercase)
