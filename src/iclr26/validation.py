@@ -63,6 +63,13 @@ def check_probabilities(p: Any, name: str = "p", *, open_interval: bool = False)
     return arr
 
 
+def check_bool(value: Any, name: str) -> bool:
+    """A genuine boolean (Python or NumPy): a string such as ``"False"`` would otherwise count as true."""
+    if not isinstance(value, bool | np.bool_):
+        raise ValueError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
 def check_in(value: Any, allowed: tuple, name: str) -> Any:
     if value not in allowed:
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")

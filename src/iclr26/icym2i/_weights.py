@@ -19,7 +19,7 @@ import numpy as np
 from sklearn.base import clone
 from sklearn.linear_model import LogisticRegression
 
-from iclr26.validation import check_array
+from iclr26.validation import check_array, check_bool
 
 
 class ExtremeWeightsWarning(UserWarning):
@@ -147,13 +147,6 @@ def _kish(w: np.ndarray) -> float:
     return float(ess)
 
 
-def check_flag(value: Any, name: str) -> bool:
-    """A genuine boolean (``"False"`` would otherwise count as true)."""
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def _check_threshold(value: Any, name: str, high: float) -> float:
     """A real number in [0, high] (``high`` may be inf); NaN would silently disable a warning."""
     if isinstance(value, bool) or not isinstance(value, int | float | np.integer | np.floating):
@@ -198,7 +191,7 @@ def ipw_from_propensity(
     """
     prop = check_array(propensity, "propensity", ndim=1)
     obs = check_observed(observed, prop.shape[0])
-    stabilized = check_flag(stabilized, "stabilized")
+    stabilized = check_bool(stabilized, "stabilized")
     ess_warning = _check_threshold(ess_warning, "ess_warning", 1.0)
     if ((prop < 0) | (prop > 1)).any():
         raise ValueError("propensity must hold probabilities in [0, 1]")
@@ -278,7 +271,7 @@ def fit_missingness_model(
     if not 0 <= positivity_threshold < 1:
         raise ValueError(f"positivity_threshold must lie in [0, 1), got {positivity_threshold!r}")
     smd_warning = _check_threshold(smd_warning, "smd_warning", np.inf)
-    check_flag(stabilized, "stabilized")
+    check_bool(stabilized, "stabilized")
     model = clone(estimator) if estimator is not None else LogisticRegression(max_iter=10000)
     if not hasattr(model, "predict_proba"):
         raise ValueError("estimator must be a classifier with predict_proba")

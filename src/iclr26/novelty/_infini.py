@@ -18,7 +18,8 @@ from pathlib import Path
 
 import numpy as np
 
-from ._ngram import _check_not_one_string, _check_unit, _read_corpus, check_lowercase
+from ..validation import check_bool
+from ._ngram import _check_not_one_string, _check_unit, _read_corpus
 from ._tokenize import tokenize
 
 
@@ -26,7 +27,7 @@ class InfiniGramIndex:
     """Exact n-gram counts from a local infini-gram ``u8`` index (any order, one query per call)."""
 
     def __init__(self, index_dir: str | os.PathLike, unit: str = "word", lowercase: bool = True) -> None:
-        lowercase = check_lowercase(lowercase)
+        lowercase = check_bool(lowercase, "lowercase")
         try:
             from infini_gram import cpp_engine
         except ImportError as err:
@@ -49,7 +50,7 @@ class InfiniGramIndex:
         lowercase: bool = True,
     ) -> InfiniGramIndex:
         """Write ``texts`` as boundary-delimited units and index them with ``infini_gram.indexing``."""
-        unit, lowercase = _check_unit(unit), check_lowercase(lowercase)
+        unit, lowercase = _check_unit(unit), check_bool(lowercase, "lowercase")
         docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
         index_dir = Path(index_dir)
         data = index_dir / "raw"

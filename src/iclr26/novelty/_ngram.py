@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 from ._batch import VocabLookup
 from ._index import SortedKeyStore, id_bits, load_arrays, pack, save_arrays, windows
 from ._tokenize import UNITS, Tokenizer, tokenize
@@ -21,13 +21,6 @@ def _check_orders(n: int | Iterable[int]) -> tuple[int, ...]:
     if not orders:
         raise ValueError("n must name at least one n-gram order, got an empty sequence")
     return tuple(sorted({check_int(k, "n", minimum=1) for k in orders}))
-
-
-def check_lowercase(lowercase) -> bool:
-    """``lowercase`` must be a real bool: a string such as ``"False"`` would otherwise be truthy."""
-    if not isinstance(lowercase, bool | np.bool_):
-        raise ValueError(f"lowercase must be True or False, got {lowercase!r}")
-    return bool(lowercase)
 
 
 def _read_corpus(texts: Sequence[str] | str | os.PathLike) -> list[str]:
@@ -191,7 +184,7 @@ def _docs_as_ids(
     """The corpus vocabulary (sorted units) and each document as an id array (ids ``1..V``)."""
     if not callable(unit):
         unit = _check_unit(unit)
-    lowercase = check_lowercase(lowercase)
+    lowercase = check_bool(lowercase, "lowercase")
     docs = [tokenize(t, unit, lowercase) for t in _read_corpus(texts)]
     if not any(docs):
         raise ValueError("texts: the corpus is empty (no units after tokenisation)")

@@ -24,6 +24,7 @@ from scipy import stats
 from scipy.sparse.csgraph import connected_components
 from threadpoolctl import ThreadpoolController
 
+from ..validation import check_bool
 from . import _authors
 from ._solver import _Design, chord_fit, chord_inverse, design, newton_fit
 
@@ -142,18 +143,11 @@ def _check_finite(value: Any, name: str) -> float:
     return float(value)
 
 
-def _check_flag(value: Any, name: str) -> bool:
-    """A genuine boolean: ``authors_compat="False"`` would otherwise switch the authors' mode on."""
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
-
-
 def _check_elo(scale: Any, init: Any, anchor_rating: Any, authors_compat: Any) -> float:
     """Validate the Elo-scale arguments and ``authors_compat``; return ``scale`` as a float."""
     _check_finite(init, "init")
     _check_finite(anchor_rating, "anchor_rating")
-    _check_flag(authors_compat, "authors_compat")
+    check_bool(authors_compat, "authors_compat")
     return _check_positive(scale, "scale")
 
 
@@ -543,7 +537,7 @@ def transform_features(
     """
     if not isinstance(features, Mapping) or not features:
         raise ValueError("features must be a non-empty mapping of name -> (N, 2) array")
-    _check_flag(authors_compat, "authors_compat")
+    check_bool(authors_compat, "authors_compat")
     cols, names = [], []
     for name, values in features.items():
         v = (

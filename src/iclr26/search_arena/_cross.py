@@ -16,7 +16,8 @@ import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from ._bt import _check_flag, check_battles
+from ..validation import check_bool
+from ._bt import check_battles
 
 TIES_RULES = ("split", "drop")
 
@@ -124,7 +125,7 @@ def cross_arena_test(
     _check_model(battles, model)
     if ties not in TIES_RULES:
         raise ValueError(f"ties must be 'split' or 'drop', got {ties!r}")
-    authors_compat = _check_flag(authors_compat, "authors_compat")
+    authors_compat = check_bool(authors_compat, "authors_compat")
     if intent is not None and intent not in battles.columns:
         raise ValueError(f"intent: battles have no column {intent!r}")
     outcome = preference_outcomes(battles, model)

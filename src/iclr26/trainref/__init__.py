@@ -15,11 +15,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from ..validation import check_array, check_int, check_labels
+from ..validation import check_array, check_bool, check_int, check_labels
 from ._estimator import (
     CuratedDataset,
     TrainRef,
-    check_bool,
     check_in_range,
     check_ref_classes,
     check_row_norms,

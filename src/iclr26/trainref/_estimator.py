@@ -8,7 +8,7 @@ from dataclasses import dataclass
 import numpy as np
 from sklearn.base import BaseEstimator
 
-from ..validation import check_array, check_int, check_labels
+from ..validation import check_array, check_bool, check_int, check_labels
 from . import _select, _train
 from ._votes import class_influence, votes_from_influence
 
@@ -59,12 +59,6 @@ def check_row_norms(X: np.ndarray, name: str) -> None:
         raise ValueError(f"{name} holds values too large for its row norms (they overflow): rescale it")
     if np.any((norms == 0) & np.any(flat != 0, axis=1)):
         raise ValueError(f"{name} holds values too small for its row norms (they underflow to 0): rescale it")
-
-
-def check_bool(value, name: str) -> bool:
-    if not isinstance(value, bool | np.bool_):
-        raise ValueError(f"{name} must be True or False, got {value!r}")
-    return bool(value)
 
 
 def check_in_range(labels: np.ndarray, n_classes: int, name: str) -> None:
