@@ -33,7 +33,7 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads
+from ..runtime import RunContext, set_torch_threads, worker_count
 from ..store import atomic_write_bytes, publish_folder
 from ..uncertainty import Estimate
 
@@ -270,7 +270,7 @@ def _jobs(data, cfg: dict, base_path: Path, seed: int) -> tuple[list[dict], dict
                         **common,
                     )
                 )
-    # the costliest jobs first, so the two workers finish together
+    # the costliest jobs first, so the workers finish together
     jobs.sort(key=lambda j: {"full": 0, "lora": 1, "prefix": 2, "head": 3}.get(j.get("method"), 4))
     return jobs, splits
 
@@ -497,8 +497,9 @@ def run(ctx: RunContext) -> Result:
         project_code="project_code" in cfg["distributions"],
     )
     clock.append(time.perf_counter())
+    workers = worker_count()
     with ProcessPoolExecutor(
-        2, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
+        workers, mp_context=multiprocessing.get_context("spawn"), initializer=_init_worker
     ) as pool:
         # The distances need only the data: a worker embeds them while this process pretrains (one
         # thread), and both workers have started before the grid needs them.
@@ -530,7 +531,7 @@ def run(ctx: RunContext) -> Result:
     phases = (
         "data",
         "base model (pretraining or cache; the distances in a worker meanwhile)",
-        "adaptation grid (2 workers)",
+        f"adaptation grid ({workers} workers)",
         "analysis, plot",
     )
     metrics = {
