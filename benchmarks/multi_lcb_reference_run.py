@@ -1,27 +1,21 @@
 """The issue's bar: "a 164-problem x 12-language run of reference programs completes in < 10 min on 2
-cores (compile cache warm)", measured as far as our programs allow.
+cores (compile cache warm)".
 
 What runs (per available language, one ``Judge`` with its defaults: isolation per submission where the
-sandbox offers it, its pool sized to the CPUs):
-
-- Python: the real run. HumanEval's canonical solutions as STDIN/STDOUT programs on every converted
-  test: 157 of the 164 problems (the other 7 do not convert; docs/multi-lcb.md), 1,474 tests.
-- Every other language: we have reference programs for 20 problems only (203 tests). The run executes
-  them on their own tests, cycled until it has made as many test executions as the Python run
-  (1,474): the same number of runs per language as a 157-problem run, of programs whose cost is
-  dominated, like most of HumanEval's, by the runtime's start-up. It is a stand-in for the other 137
-  problems' programs, not those programs.
+sandbox offers it, its pool sized to the CPUs): our reference program of every problem that has one in
+all 12 languages (``REFERENCE_TASKS``; 157 of the 164 HumanEval problems convert to STDIN/STDOUT, the
+other 7 do not, docs/multi-lcb.md) on every converted test of that problem. Programs that fail a test
+are listed by name with their first failing verdict.
 
 "Compile cache warm": every program is compiled (or syntax-checked) and run on its first test before the
-clock starts (for Scala this also builds the sandbox's class-data archive); that time, for the 20
-programs, is printed beside the run. Prints per-language versions, executions,
-passes, seconds and executions per second, the total, and the load average before and after. Also the
-CPU seconds each language's run used (this process and every process it or its warm workers waited
-for: the programs, the JVMs' threads; one ``Judge`` per language, closed before reading, so that the
-warm workers' children, the tests of every language with isolation per submission, are counted; this
-includes the warm-up runs, one per program, that ran in the same workers): on a shared
-machine the wall time depends on the load, the CPU time much less, and CPU / cores bounds the wall
-time an idle machine of that many cores would need from below.
+clock starts (for Scala this also builds the sandbox's class-data archive); that time is printed beside
+the run. Prints per-language versions, programs, executions, passes, seconds and executions per second,
+the total, and the load average before and after. Also the CPU seconds each language's run used (this
+process and every process it or its warm workers waited for: the programs, the JVMs' threads; one
+``Judge`` per language, closed before reading, so that the warm workers' children, the tests of every
+language with isolation per submission, are counted; this includes the warm-up runs, one per program,
+that ran in the same workers): on a shared machine the wall time depends on the load, the CPU time much
+less, and CPU / cores bounds the wall time an idle machine of that many cores would need from below.
 
 Usage: ``python benchmarks/multi_lcb_reference_run.py [--languages python,cpp,...] [--workers W]``.
 """
@@ -29,24 +23,16 @@ Usage: ``python benchmarks/multi_lcb_reference_run.py [--languages python,cpp,..
 from __future__ import annotations
 
 import argparse
-import itertools
 import os
 import resource
 import time
 
 
-def programs(language: str, problems: dict, target: int):
-    """``(code, language, tests)`` triples: the run of ``language``, and how many executions it holds."""
-    from iclr26.multi_lcb import REFERENCE_TASKS, python_stdio_program, reference_program
+def programs(language: str, problems: dict) -> list[tuple[str, str, str, tuple]]:
+    """``(task, code, language, tests)`` for every reference task of ``language``."""
+    from iclr26.multi_lcb import REFERENCE_TASKS, reference_program
 
-    if language == "python":
-        return [(python_stdio_program(p), language, p.tests) for p in problems.values()]
-    refs = {t: reference_program(t, language) for t in REFERENCE_TASKS}
-    pairs = [(t, test) for t in REFERENCE_TASKS for test in problems[t].tests]
-    by_program: dict[str, list] = {t: [] for t in REFERENCE_TASKS}
-    for t, test in itertools.islice(itertools.cycle(pairs), target):
-        by_program[t].append(test)
-    return [(refs[t], language, tests) for t, tests in by_program.items()]
+    return [(t, reference_program(t, language), language, problems[t].tests) for t in REFERENCE_TASKS]
 
 
 def cpu_seconds() -> float:
@@ -56,48 +42,59 @@ def cpu_seconds() -> float:
 
 
 def main() -> None:
-    from iclr26.multi_lcb import ORDER, Judge, available_toolchains, humaneval_problems
+    from iclr26.multi_lcb import ORDER, REFERENCE_TASKS, Judge, available_toolchains, humaneval_problems
 
     ap = argparse.ArgumentParser()
     ap.add_argument("--languages", default=",".join(ORDER))
     ap.add_argument("--workers", type=int, default=os.cpu_count() or 1)
     a = ap.parse_args()
     problems = {p.question_id: p for p in humaneval_problems()[0]}
-    target = sum(len(p.tests) for p in problems.values())
+    n_tests = sum(len(problems[t].tests) for t in REFERENCE_TASKS)
     tools = available_toolchains()
-    print(f"{len(problems)} converted HumanEval problems, {target} tests; {a.workers} workers")
+    print(
+        f"{len(problems)} converted HumanEval problems, {len(REFERENCE_TASKS)} with reference programs in "
+        f"all 12 languages ({n_tests} tests); {a.workers} workers"
+    )
     print(f"load average at start: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
-    header = ("language", "version", "compile s", "runs", "pass", "run s", "runs/s", "CPU s")
-    print("{:<11} {:<34} {:>9} {:>6} {:>6} {:>7} {:>7} {:>7}".format(*header))
+    header = ("language", "version", "compile s", "programs", "runs", "pass", "run s", "runs/s", "CPU s")
+    print("{:<11} {:<34} {:>9} {:>8} {:>6} {:>6} {:>7} {:>7} {:>7}".format(*header))
     total = total_cpu = 0.0
+    failing = []
     for language in a.languages.split(","):
         if not tools[language]["present"]:
             print(f"{language:<11} not available (Debian package {tools[language]['debian']})")
             continue
-        run = programs(language, problems, target)
+        run = programs(language, problems)
         with Judge(timeout=6, workers=a.workers) as judge:
             t0 = time.perf_counter()
-            judge.run_many([(code, lang, tests[:1]) for code, lang, tests in run])  # compile: cache warm
+            judge.run_many([(code, lang, tests[:1]) for _, code, lang, tests in run])  # compile: cache warm
             compile_s = time.perf_counter() - t0
             cpu0 = cpu_seconds()
             t0 = time.perf_counter()
-            verdicts = judge.run_many(run)
+            verdicts = judge.run_many([(code, lang, tests) for _, code, lang, tests in run])
             seconds = time.perf_counter() - t0
         cpu = cpu_seconds() - cpu0
         total += seconds
         total_cpu += cpu
         runs = sum(len(v) for v in verdicts)
         passed = sum(x.ok for v in verdicts for x in v)
+        for (task, *_), v in zip(run, verdicts):
+            bad = next((x for x in v if not x.ok), None)
+            if bad is not None:
+                failing.append(f"{language} {task}: {bad.verdict} {bad.message[:120]!r}")
         version = tools[language]["version"][:34]
         print(
-            f"{language:<11} {version:<34} {compile_s:>9.1f} {runs:>6} {passed:>6} {seconds:>7.1f} "
-            f"{runs / seconds:>7.1f} {cpu:>7.1f}",
+            f"{language:<11} {version:<34} {compile_s:>9.1f} {len(run):>8} {runs:>6} {passed:>6} "
+            f"{seconds:>7.1f} {runs / seconds:>7.1f} {cpu:>7.1f}",
             flush=True,
         )
     print(f"total run time (cache warm): {total:.1f} s = {total / 60:.2f} min")
     cores = os.cpu_count() or 1
     print(f"total CPU: {total_cpu:.1f} s; / {cores} cores = {total_cpu / cores / 60:.2f} min")
     print(f"load average at end: {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
+    print(f"programs failing a test: {len(failing)}")
+    for line in failing:
+        print(f"  {line}")
 
 
 if __name__ == "__main__":
