@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+import numbers
 from typing import Any
 
 import numpy as np
@@ -68,6 +70,19 @@ def check_bool(value: Any, name: str) -> bool:
     if not isinstance(value, bool | np.bool_):
         raise ValueError(f"{name} must be True or False, got {value!r}")
     return bool(value)
+
+
+def is_finite_real(value: Any) -> bool:
+    """A finite real number (Python, NumPy or any ``numbers.Real``), not a bool (``True`` would silently
+    be 1)."""
+    return isinstance(value, numbers.Real) and not isinstance(value, bool | np.bool_) and math.isfinite(value)
+
+
+def check_real(value: Any, name: str) -> float:
+    """A finite real number, not a bool, as a float (a NaN would silently spread through a result)."""
+    if not is_finite_real(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    return float(value)
 
 
 def check_in(value: Any, allowed: tuple, name: str) -> Any:

@@ -15,7 +15,7 @@ from typing import Any
 
 import numpy as np
 
-from iclr26.validation import check_array, check_int
+from iclr26.validation import check_array, check_int, is_finite_real
 
 from . import _validate
 
@@ -57,9 +57,9 @@ class IDWOracle:
         if len(self.y) != len(self.X):
             raise ValueError(f"y must have one value per row of X ({len(self.X)}), got {len(self.y)}")
         self.k = check_int(k, "k", minimum=1)
-        if not (_validate.is_real(power) and np.isfinite(power) and power >= 0):
+        if not (is_finite_real(power) and power >= 0):
             raise ValueError(f"power must be a finite number >= 0, got {power!r}")
-        if not (_validate.is_real(eps) and np.isfinite(eps) and eps > 0):
+        if not (is_finite_real(eps) and eps > 0):
             raise ValueError(f"eps must be a finite number > 0, got {eps!r}")
         self.power, self.eps = float(power), float(eps)
         self.lo, hi = self.X.min(0), self.X.max(0)

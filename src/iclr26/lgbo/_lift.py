@@ -20,9 +20,7 @@ from botorch.posteriors import GPyTorchPosterior
 from gpytorch.distributions import MultivariateNormal
 from torch import Tensor
 
-from iclr26.validation import check_int
-
-from . import _validate
+from iclr26.validation import check_int, is_finite_real
 
 GRID_EPS = 1e-6
 
@@ -51,7 +49,7 @@ class RegionLift:
 
     def __init__(self, grid_size: int = 512, smooth: float | None = None):
         self.grid_size = check_int(grid_size, "grid_size", minimum=2)
-        if smooth is not None and not (_validate.is_real(smooth) and math.isfinite(smooth) and smooth > 0):
+        if smooth is not None and not (is_finite_real(smooth) and smooth > 0):
             raise ValueError(f"smooth must be None or a positive number, got {smooth!r}")
         self.smooth = None if smooth is None else float(smooth)
 
@@ -85,10 +83,10 @@ class RegionLift:
 
 
 def _check_lift_args(model: Model, grid: Any, weights: Any, delta: Any, jitter: Any, min_quad: Any) -> None:
-    if not _validate.is_real(delta) or not math.isfinite(delta):
+    if not is_finite_real(delta):
         raise ValueError(f"delta must be a finite number, got {delta!r}")
     for name, v in (("jitter", jitter), ("min_quad", min_quad)):
-        if not _validate.is_real(v) or not math.isfinite(v) or v < 0:
+        if not is_finite_real(v) or v < 0:
             raise ValueError(f"{name} must be a finite number >= 0, got {v!r}")
     if not isinstance(grid, Tensor) or grid.dim() != 2 or not torch.isfinite(grid).all():
         raise ValueError("grid must be a finite (G, d) tensor")
@@ -225,7 +223,7 @@ def lifted_model(model: Model, lift: Any, delta: float | None = None, *, compat:
         region, lb, ub = lift
     else:
         raise ValueError("lift must be a LiftPlan or a tuple (RegionLift, lb, ub)")
-    if not _validate.is_real(delta) or not math.isfinite(delta):
+    if not is_finite_real(delta):
         raise ValueError(f"delta must be a finite number, got {delta!r}")
     grid, a = region.weights(lb, ub)
     d = model.train_inputs[0].shape[-1]

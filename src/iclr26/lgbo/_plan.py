@@ -26,7 +26,7 @@ import numpy as np
 import torch
 from scipy import special
 
-from iclr26.validation import check_in, check_int
+from iclr26.validation import check_in, check_int, check_real
 
 EPS = 1e-6
 E_SOFT_LOW, E_SOFT_HIGH = 2.0, 6.0
@@ -53,13 +53,7 @@ def strength(confidence: float, rule: str = "authors", guidance_scale: float = 3
 def _check_guidance_scale(guidance_scale: Any) -> None:
     """A finite number >= 0 (a bool would silently be 1; a negative scale would turn every stated
     preference into its opposite)."""
-    if (
-        isinstance(guidance_scale, bool | np.bool_)
-        or not isinstance(guidance_scale, int | float | np.integer | np.floating)
-        or not math.isfinite(guidance_scale)
-    ):
-        raise ValueError(f"guidance_scale must be a finite number, got {guidance_scale!r}")
-    if guidance_scale < 0:
+    if check_real(guidance_scale, "guidance_scale") < 0:
         raise ValueError(f"guidance_scale must be >= 0, got {guidance_scale!r}")
 
 

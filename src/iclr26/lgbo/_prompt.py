@@ -8,11 +8,11 @@ MIT licence) so that an LLM sees the instructions the paper's runs used; the cod
 from __future__ import annotations
 
 import ast
-import math
-import numbers
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
+
+from iclr26.validation import is_finite_real
 
 # ruff: noqa: E501  (the prompt text keeps the authors' long lines)
 
@@ -66,10 +66,6 @@ _POINT = re.compile(rf"(?is)\[\s*point\s*,\s*{_LIST}\s*,\s*{_CONF}\s*\]")
 _REGION = re.compile(rf"(?is)\[\s*region\s*,\s*\[\s*{_LIST}\s*,\s*{_LIST}\s*\]\s*,\s*{_CONF}\s*\]")
 
 
-def _finite_number(v: Any) -> bool:
-    return isinstance(v, numbers.Real) and not isinstance(v, bool) and math.isfinite(v)
-
-
 def check_parameters(parameters: Any) -> None:
     """A non-empty list of ``{"name", "bounds": [lo, hi], ...}`` with finite ``lo < hi``."""
     if isinstance(parameters, str | bytes) or not isinstance(parameters, Sequence):
@@ -84,7 +80,7 @@ def check_parameters(parameters: Any) -> None:
             not isinstance(b, str | bytes)
             and hasattr(b, "__len__")
             and len(b) == 2
-            and all(_finite_number(v) for v in b)
+            and all(is_finite_real(v) for v in b)
             and b[0] < b[1]
         )
         if not ok:
@@ -205,7 +201,7 @@ def toy_task(name: str, bounds: Sequence[Sequence[float]]) -> dict[str, Any]:
     except TypeError:
         pairs = []
     if not pairs or any(
-        len(b) != 2 or not all(_finite_number(v) for v in b) or not b[0] < b[1] for b in pairs
+        len(b) != 2 or not all(is_finite_real(v) for v in b) or not b[0] < b[1] for b in pairs
     ):
         raise ValueError(
             f"bounds must be one (lo, hi) pair per parameter (shape (d, 2)) with finite lo < hi, got {bounds!r}"

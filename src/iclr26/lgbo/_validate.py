@@ -9,13 +9,6 @@ import numpy as np
 from iclr26.validation import check_array
 
 
-def is_real(value: Any) -> bool:
-    """A real number (Python or NumPy), not a bool (``True`` would silently be 1)."""
-    return isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool | np.bool_
-    )
-
-
 def bounds(value: Any, name: str = "bounds") -> tuple[np.ndarray, np.ndarray]:
     """``(lo, hi)`` from a ``(2, d)`` array with ``lo < hi`` in every dimension."""
     arr = check_array(value, name)

@@ -24,7 +24,7 @@ from scipy import stats
 from scipy.sparse.csgraph import connected_components
 from threadpoolctl import ThreadpoolController
 
-from ..validation import check_bool
+from ..validation import check_bool, check_real
 from . import _authors
 from ._solver import _Design, chord_fit, chord_inverse, design, newton_fit
 
@@ -135,18 +135,10 @@ def _check_positive(value: Any, name: str) -> float:
     return float(value)
 
 
-def _check_finite(value: Any, name: str) -> float:
-    """A finite real number (a NaN ``init`` or ``anchor_rating`` would make every rating NaN)."""
-    real = isinstance(value, int | float | np.integer | np.floating) and not isinstance(value, bool)
-    if not (real and math.isfinite(value)):
-        raise ValueError(f"{name} must be a finite number, got {value!r}")
-    return float(value)
-
-
 def _check_elo(scale: Any, init: Any, anchor_rating: Any, authors_compat: Any) -> float:
     """Validate the Elo-scale arguments and ``authors_compat``; return ``scale`` as a float."""
-    _check_finite(init, "init")
-    _check_finite(anchor_rating, "anchor_rating")
+    check_real(init, "init")  # a NaN init or anchor_rating would make every rating NaN
+    check_real(anchor_rating, "anchor_rating")
     check_bool(authors_compat, "authors_compat")
     return _check_positive(scale, "scale")
 
