@@ -94,10 +94,7 @@ def _tiny_base(data, cfg: dict, seed: int) -> Path:
     from ..models._identity import cache_base
     from ._pretrain import pretrain
 
-    key = json.dumps(
-        {"recipe": cfg["pretrain"], "seed": seed, "max_length": cfg["max_length"]}, sort_keys=True
-    )
-    digest = hashlib.sha256((key + "\0".join(data.pretrain)).encode()).hexdigest()[:16]
+    digest = _digest(cfg["pretrain"], seed, cfg["max_length"], data.pretrain)
     path = Path(cache_base()) / "models" / f"dp-adaptation-tiny-{digest}"
     if not (path / "config.json").is_file():
         p = cfg["pretrain"]
