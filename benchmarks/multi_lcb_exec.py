@@ -11,17 +11,16 @@ cgroup, limits and folder, in a child forked from a warm Python worker). LiveCod
 program in-process for each test under its ``reliability_guard``; measured one problem after the
 other and with their own pool, ``evaluate_generations(num_process_evaluate=W)``, at the same W as ours.
 
-Usage: ``python benchmarks/multi_lcb_exec.py --lcb DIR [--workload references|canonical]
-[--workers W] [--repeats R]``. ``--lcb`` names a LiveCodeBench checkout (the folder holding
-``lcb_runner/``); without it only ours runs. Workloads: ``references`` (our Python reference programs,
-20 problems, 203 tests) or ``canonical`` (HumanEval's canonical solutions as STDIN/STDOUT programs,
-157 problems, 1,474 tests; the 7 that fail conversion-invariance or conversion are left out as they are
-in the experiment). Each runner does a warm-up pass (syntax checks cached, workers started), then R
-timed passes, alternating runners; prints every pass, the median rates and the median ratio, and the
-CPU seconds per test of each runner (this process, every process it waited for, and every live
-descendant with the children it waited for: our warm workers and the tests they forked): on a
-shared machine the rate depends on the other jobs, the CPU per test much less, and the ratio of CPU
-per test is the ratio of rates that two idle cores kept busy would give.
+Usage: ``python benchmarks/multi_lcb_exec.py --lcb DIR [--workload references|canonical] [--workers W]
+[--repeats R]``. ``--lcb`` names a LiveCodeBench checkout (the folder holding ``lcb_runner/``); without
+it only ours runs. Workloads: ``references`` (our first 20 Python reference programs, 203 tests) or
+``canonical`` (HumanEval's canonical solutions as STDIN/STDOUT programs, the 157 problems that convert,
+1,480 tests). Each runner does a warm-up pass (syntax checks cached, workers started), then R timed
+passes, alternating runners; prints every pass, the median rates and the median ratio, and the CPU
+seconds per test of each runner (this process, every process it waited for, and every live descendant
+with the children it waited for: our warm workers and the tests they forked): on a shared machine the
+rate depends on the other jobs, the CPU per test much less, and the ratio of CPU per test is the ratio
+of rates that two idle cores kept busy would give.
 """
 
 from __future__ import annotations
@@ -65,14 +64,21 @@ def tree_cpu() -> float:
     return total + sum(ticks[p] for p in mine) / os.sysconf("SC_CLK_TCK")
 
 
+# the workload measured in docs/multi-lcb.md: the 20 problems we first wrote references for
+FIRST_20 = tuple(
+    f"HumanEval/{n}"
+    for n in (3, 13, 15, 16, 23, 24, 27, 30, 34, 35, 42, 48, 52, 53, 55, 60, 63, 66, 150, 157)
+)
+
+
 def workload(name: str):
     """``(source, tests)`` pairs of Python programs, with the tests of each."""
-    from iclr26.multi_lcb import REFERENCE_TASKS, humaneval_problems, python_stdio_program, reference_program
+    from iclr26.multi_lcb import humaneval_problems, python_stdio_program, reference_program
 
     problems = humaneval_problems()[0]
     if name == "references":
         by_id = {p.question_id: p for p in problems}
-        return [(reference_program(t, "python"), by_id[t].tests) for t in REFERENCE_TASKS]
+        return [(reference_program(t, "python"), by_id[t].tests) for t in FIRST_20]
     return [(python_stdio_program(p), p.tests) for p in problems]
 
 

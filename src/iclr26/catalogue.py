@@ -246,7 +246,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "multi-lcb",
         "LLM evaluation",
-        "partial",
+        "implemented",
         "LiveCodeBench extended to many programming languages, contamination-aware by release date.",
         budget_s=480.0,
         budget_reason="compiles 36 reference programs in 12 languages (the Kotlin and Scala compilers take "

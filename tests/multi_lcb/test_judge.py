@@ -13,6 +13,13 @@ from iclr26.multi_lcb import (
 )
 
 TOOLS = available_toolchains()
+# the first 20 problems we wrote references for: integers, strings, booleans and lists in and out
+FIRST_20 = tuple(
+    f"HumanEval/{n}"
+    for n in (3, 13, 15, 16, 23, 24, 27, 30, 34, 35, 42, 48, 52, 53, 55, 60, 63, 66, 150, 157)
+)
+# one problem per output shape: list of strings, float, boolean, 2-D list, integers beyond 2^53, md5 / null
+SHAPES = ("HumanEval/1", "HumanEval/2", "HumanEval/52", "HumanEval/87", "HumanEval/114", "HumanEval/162")
 
 
 @pytest.fixture(scope="module")
@@ -63,19 +70,21 @@ def test_toolchains_report_versions():
 
 
 def test_python_references_all_problems(judge, problems):
+    """Every converted HumanEval problem has a reference in all 12 languages; the Python ones pass all
+    their tests (benchmarks/multi_lcb_reference_run.py runs the other 11 languages' 1,727 programs)."""
+    assert set(REFERENCE_TASKS) == set(problems)
     res = judge.run_many(
         [(reference_program(t, "python"), "python", problems[t].tests) for t in REFERENCE_TASKS]
     )
-    assert len(REFERENCE_TASKS) >= 20
     assert all(v.ok for r in res for v in r)
 
 
 @pytest.mark.parametrize("lang", ORDER)
-def test_reference_program_every_language(lang, judge, problems):
+def test_reference_programs_every_language(lang, judge, problems):
     _need(lang)
-    task = "HumanEval/52"  # a list and an integer in, a boolean out
-    verdicts = run_tests(reference_program(task, lang), lang, problems[task].tests, judge=judge)
-    assert [v.verdict for v in verdicts] == ["OK"] * len(problems[task].tests)
+    programs = [(reference_program(t, lang), lang, problems[t].tests) for t in SHAPES]
+    for task, verdicts in zip(SHAPES, judge.run_many(programs)):
+        assert [v.verdict for v in verdicts] == ["OK"] * len(problems[task].tests), (task, verdicts)
 
 
 def test_wrong_reference_is_caught(judge, problems):
@@ -104,7 +113,7 @@ def test_conversion_invariance_sample(judge, problems):
 
 
 def test_isolation_modes_give_the_same_verdicts(problems):
-    """The whole Python reference set and the failure verdicts: one process per program running its
+    """The first 20 Python references and the failure verdicts: one process per program running its
     tests (``isolation="process"``, the judge's default as root with a cgroup), one supervisor per
     program (``"submission"``), and a confined run per test from a warm worker or a fresh python3
     agree on every verdict and message."""
@@ -118,7 +127,7 @@ def test_isolation_modes_give_the_same_verdicts(problems):
         ("def f(:\n", [("", "")]),  # CE
         ("", [("", "")]),  # CE: no code
     ]
-    programs = [(reference_program(t, "python"), "python", problems[t].tests) for t in REFERENCE_TASKS]
+    programs = [(reference_program(t, "python"), "python", problems[t].tests) for t in FIRST_20]
     programs += [(code, "python", tests) for code, tests in failing]
     limits = dict(timeout=2, memory_limit=256 << 20, workers=2)  # MLE well before TLE, even under load
     with (

@@ -73,8 +73,10 @@ public class Main {
   static String b(boolean x) { return x ? "true" : "false"; }
   static String fl(double x) {
     for (int p = 1; ; p++) {
-      String s = new java.math.BigDecimal(x).round(new java.math.MathContext(p)).toString();
-      if (p >= 17 || Double.parseDouble(s) == x) return s;
+      java.math.BigDecimal d = new java.math.BigDecimal(x).round(new java.math.MathContext(p));
+      if (p < 17 && d.doubleValue() != x) continue;
+      double a = Math.abs(x);
+      return a == 0 || (a >= 1e-4 && a < 1e16) ? d.toPlainString() : d.toString();
     }
   }
   static void plist(List<Long> v) {
@@ -242,8 +244,11 @@ fun b(x: Boolean) = if (x) "true" else "false"
 fun fl(x: Double): String {
     var p = 1
     while (true) {
-        val s = java.math.BigDecimal(x).round(java.math.MathContext(p)).toString()
-        if (p >= 17 || s.toDouble() == x) return s
+        val d = java.math.BigDecimal(x).round(java.math.MathContext(p))
+        if (p >= 17 || d.toDouble() == x) {
+            val a = Math.abs(x)
+            return if (a == 0.0 || (a >= 1e-4 && a < 1e16)) d.toPlainString() else d.toString()
+        }
         p++
     }
 }
@@ -258,8 +263,10 @@ fun main() {
   def nums(s: String): List[Long] = s.trim.split("\\\\s+").filter(_.nonEmpty).map(_.toLong).toList
   def b(x: Boolean): String = if (x) "true" else "false"
   def fl(x: Double): String = {
-    def at(p: Int) = new java.math.BigDecimal(x).round(new java.math.MathContext(p)).toString
-    (1 to 16).map(at).find(_.toDouble == x).getOrElse(at(17))
+    def at(p: Int) = new java.math.BigDecimal(x).round(new java.math.MathContext(p))
+    val d = (1 to 16).map(at).find(_.doubleValue == x).getOrElse(at(17))
+    val a = math.abs(x)
+    if (a == 0 || (a >= 1e-4 && a < 1e16)) d.toPlainString else d.toString
   }
   def plist(v: Seq[Long]): Unit = { println(v.size); println(v.mkString(" ")) }
   def main(args: Array[String]): Unit = {
