@@ -117,6 +117,13 @@ def test_release_date_split_excludes_models_without_both_windows_and_checks_its_
         release_date_split(passes, {k: v for k, v in tasks.items() if k != "t3"}, {"a": "2024-12-31"})
     with pytest.raises(ValueError, match="contest_date must be ISO text"):
         release_date_split(passes, tasks, {"a": "last year"})
+    passes["a"]["python"]["t1"] = float("nan")
+    with pytest.raises(ValueError, match="pass rates contains NaN or infinite values"):
+        release_date_split(passes, tasks, {"a": "2024-12-31"})
+    passes["a"]["python"]["t1"] = 1.5
+    with pytest.raises(ValueError, match=r"pass rates must lie in \[0, 1\]"):
+        release_date_split(passes, tasks, {"a": "2024-12-31"})
+    passes["a"]["python"]["t1"] = 0.8
     passes["b"]["cpp"].pop("t0")
     with pytest.raises(ValueError, match="must hold the same languages and tasks"):
         release_date_split(passes, tasks, {"a": "2024-12-31", "b": "2024-12-31"})

@@ -13,6 +13,7 @@ from pathlib import Path
 import numpy as np
 
 from ..uncertainty import bootstrap
+from ..validation import check_probabilities
 from ._lcb import _contest_date
 from ._toolchains import ORDER, get_multi_language
 
@@ -166,6 +167,7 @@ def release_date_split(passes, tasks, release_dates, *, n_boot: int = 2000, seed
         raise ValueError(f"no model has tasks on both sides of its release date: {excluded}")
     after = np.stack([dates > cutoffs[m] for m in used], axis=1)  # (tasks, models)
     P = np.stack([[[passes[m][lang][t] for lang in languages] for m in used] for t in task_ids])
+    P = check_probabilities(P, "passes' pass rates")  # a NaN would silently drop its cell from the means
     n_m, n_l = len(used), len(languages)
     A = np.repeat(after[:, :, None], n_l, axis=2).reshape(len(task_ids), -1)
     flat = P.reshape(len(task_ids), -1)  # cell = (model, language)
