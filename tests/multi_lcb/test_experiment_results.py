@@ -48,6 +48,13 @@ def test_published_results_read_task_dates_and_reject_bad_passes(tmp_path):
     _write_model(tmp_path / "bad", "m", ["t1"], passed=1.5)
     with pytest.raises(ValueError, match=r"pass must be a number in \[0, 1\]"):
         load_published_results(tmp_path / "bad")
+    bad = tmp_path / "ok" / "data" / "lcb" / "m" / "python.jsonl"
+    bad.write_text('{"task_id": "t1", "pass": 0.5}\n\n{"pass": 1}\n')
+    with pytest.raises(ValueError, match=r"python.jsonl, line 3: a record must hold 'task_id' and 'pass'"):
+        load_published_results(tmp_path / "ok")
+    bad.write_text('{"task_id": "t1", "pass": 0.5}\nnot json\n')
+    with pytest.raises(ValueError, match=r"python.jsonl, line 2: not a JSON record"):
+        load_published_results(tmp_path / "ok")
     with pytest.raises(ValueError, match="root must be an existing folder"):
         load_published_results(tmp_path / "nowhere")
 

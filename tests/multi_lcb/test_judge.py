@@ -61,6 +61,11 @@ def test_bad_input(judge):
         Judge(timeout=0)
     with pytest.raises(ValueError, match="workers"):
         Judge(workers=0)
+    # HumanEval/22 takes a dict, which the codec cannot encode: no reference
+    with pytest.raises(ValueError, match="task_id must be one of REFERENCE_TASKS .157 HumanEval ids"):
+        reference_program("HumanEval/22", "go")
+    with pytest.raises(ValueError, match="12 Multi-LCB languages"):
+        reference_program("HumanEval/0", "cobol")
 
 
 def test_toolchains_report_versions():

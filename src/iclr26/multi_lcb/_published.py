@@ -61,8 +61,10 @@ def load_published_results(root, languages=ORDER) -> tuple[dict, dict]:
             path = d / f"{lang}.jsonl"
             per[lang] = {}
             with path.open() as f:
-                for line in filter(str.strip, f):
-                    r = json.loads(line)
+                for k, line in enumerate(f, start=1):
+                    if not line.strip():
+                        continue
+                    r = _record(line, f"{path}, line {k}")
                     per[lang][r["task_id"]] = _pass_value(r["pass"], f"{path}: task {r['task_id']}")
                     if r["task_id"] not in tasks and "date" in r:
                         tasks[r["task_id"]] = {
@@ -76,6 +78,16 @@ def load_published_results(root, languages=ORDER) -> tuple[dict, dict]:
     sizes = {m: len(set.intersection(*(set(v) for v in per.values()))) for m, per in passes.items()}
     full = max(sizes.values())
     return {m: per for m, per in passes.items() if sizes[m] == full}, tasks
+
+
+def _record(line: str, where: str) -> dict:
+    try:
+        r = json.loads(line)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{where}: not a JSON record ({e.msg})") from None
+    if not isinstance(r, dict) or "task_id" not in r or "pass" not in r:
+        raise ValueError(f"{where}: a record must hold 'task_id' and 'pass', got {line.strip()[:80]!r}")
+    return r
 
 
 def _pass_value(value, where: str) -> float:

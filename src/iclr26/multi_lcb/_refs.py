@@ -322,6 +322,9 @@ def reference_program(task_id: str, language: str) -> str:
 
     lang = get_multi_language(language)
     if task_id not in reference_tasks():
-        raise ValueError(f"task_id must be one of {list(reference_tasks())}, got {task_id!r}")
+        raise ValueError(
+            f"task_id must be one of REFERENCE_TASKS ({len(reference_tasks())} HumanEval ids such as "
+            f"'HumanEval/0'), got {task_id!r}"
+        )
     body = bodies("javascript" if lang == "typescript" else lang)[task_id]
     return FRAMES[lang].replace("@BODY@", body)
