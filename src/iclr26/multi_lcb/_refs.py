@@ -15,20 +15,10 @@ from __future__ import annotations
 from functools import cache
 from importlib.resources import files
 
+from ._toolchains import ORDER, get_multi_language
+
 #: The languages with a file of bodies (TypeScript reads JavaScript's).
-BODY_LANGUAGES = (
-    "python",
-    "cpp",
-    "java",
-    "csharp",
-    "javascript",
-    "go",
-    "rust",
-    "ruby",
-    "php",
-    "kotlin",
-    "scala",
-)
+BODY_LANGUAGES = tuple(lang for lang in ORDER if lang != "typescript")
 
 FRAMES = {
     "python": """import sys
@@ -318,8 +308,6 @@ def reference_tasks() -> tuple[str, ...]:
 
 def reference_program(task_id: str, language: str) -> str:
     """Our reference program for ``task_id`` in ``language`` (one of the 12)."""
-    from ._toolchains import get_multi_language
-
     lang = get_multi_language(language)
     if task_id not in reference_tasks():
         raise ValueError(
