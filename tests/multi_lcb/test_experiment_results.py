@@ -199,3 +199,8 @@ def test_release_date_claims_use_the_models_lcb_dates():
     assert [r["language"] for r in table] == ["Python", "C++"]
     none = _release_date_claims({"undated-model": per}, tasks, {}, {}, dict(n_boot=200, seed=0))
     assert none[0].verdict == Verdict.NOT_MEASURABLE
+    one_sided = {"Deepseek-Coder-33B-Instr": per}  # every task after its date
+    [claim] = _release_date_claims(one_sided, tasks, {}, {}, dict(n_boot=200, seed=0))
+    assert claim.verdict == Verdict.NOT_MEASURABLE
+    [claim] = _release_date_claims(models, {}, {}, {}, dict(n_boot=200, seed=0))
+    assert claim.verdict == Verdict.NOT_MEASURABLE

@@ -38,9 +38,14 @@ def _release_date_claims(models, task_info, tables, metrics, boot) -> list:
 
     dated = {m: d for m, d in LCB_RELEASE_DATES.items() if m in models}
     name = "Pass rate before vs after each model's release date (language-specific contamination)"
-    if not dated or not task_info:
+    if not task_info:
+        return [Claim.not_measurable(name, "the results files carry no task dates")]
+    if not dated:
         return [Claim.not_measurable(name, "none of the authors' models has a release date in LiveCodeBench")]
-    split = release_date_split(models, task_info, dated, n_boot=boot["n_boot"], seed=boot["seed"])
+    try:
+        split = release_date_split(models, task_info, dated, n_boot=boot["n_boot"], seed=boot["seed"])
+    except ValueError as e:  # every dated model has all its tasks on one side of its date
+        return [Claim.not_measurable(name, str(e))]
     used = split["models"]
     scale = (
         f"{len(used)} models with LiveCodeBench release dates ({', '.join(used)}), "
