@@ -16,7 +16,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from ..validation import check_int
+from ..validation import check_bool, check_int
 
 RUBRICS: dict[str, tuple[str, tuple[str, ...]]] = {
     "sonnet": (
@@ -129,8 +129,7 @@ def quality_judge(
         )
     task = _check_task(task)
     samples = check_int(samples, "samples", minimum=1)
-    if not isinstance(return_probs, bool | np.bool_):
-        raise ValueError(f"return_probs must be True or False, got {return_probs!r}")
+    check_bool(return_probs, "return_probs")
     if prompts is None:
         prompts = [""] * len(texts)
     if isinstance(prompts, str) or len(prompts) != len(texts):

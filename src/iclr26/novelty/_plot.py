@@ -6,6 +6,8 @@ from collections.abc import Mapping
 
 import numpy as np
 
+from ..validation import is_finite_real
+
 
 def frontier_plot(points: Mapping[str, tuple[float, float]], ax=None):
     """Scatter systems in the (O, Q) plane over iso-novelty curves ``N = 2OQ/(O+Q)``.
@@ -35,8 +37,5 @@ def frontier_plot(points: Mapping[str, tuple[float, float]], ax=None):
 def _check_point(name, point) -> None:
     """``(O, Q)``: two real numbers (not bools, which would plot as 0 or 1) in [0, 1]."""
     pair = tuple(point) if isinstance(point, tuple | list | np.ndarray) else ()
-    real = all(
-        isinstance(v, int | float | np.integer | np.floating) and not isinstance(v, bool) for v in pair
-    )
-    if len(pair) != 2 or not real or not all(0 <= v <= 1 for v in pair):
+    if len(pair) != 2 or not all(is_finite_real(v) and 0 <= v <= 1 for v in pair):
         raise ValueError(f"points[{name!r}] must be (O, Q), two numbers in [0, 1], got {point!r}")

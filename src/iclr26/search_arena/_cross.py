@@ -10,13 +10,11 @@ so an odd tie is dropped), as the authors do for the overall test; their per-int
 
 from __future__ import annotations
 
-import math
-
 import numpy as np
 import pandas as pd
 from scipy.stats import binomtest
 
-from ..validation import check_bool
+from ..validation import check_bool, is_finite_real
 from ._bt import check_battles
 
 TIES_RULES = ("split", "drop")
@@ -24,10 +22,7 @@ TIES_RULES = ("split", "drop")
 
 def _check_count(value, name: str) -> int:
     """A non-negative whole number (``True`` is not a count; NaN and inf are refused by name)."""
-    real = isinstance(value, int | float | np.integer | np.floating) and not isinstance(
-        value, bool | np.bool_
-    )
-    if not (real and math.isfinite(value) and int(value) == value and value >= 0):
+    if not (is_finite_real(value) and int(value) == value and value >= 0):
         raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
     return int(value)
 
