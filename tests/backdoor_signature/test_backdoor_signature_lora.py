@@ -307,3 +307,39 @@ def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_pat
             np.testing.assert_array_equal(one[key][name], two[key][name])
     assert "fine-pruning+recovery" in one["asr"] and np.isfinite(one["loss"]["base"]).all()
     assert "signature N=1+recovery" in one["asr"] and one["n_variants"] == 2
+
+
+def test_bf16_precision_trains_close_to_fp32_and_keeps_fp32_adapter(tiny):
+    kw = dict(r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=0)
+    full, full_losses = bs.train_lora(tiny, SAMPLES, **kw)
+    half, half_losses = bs.train_lora(tiny, SAMPLES, precision="bf16", **kw)
+    assert all(v.dtype == torch.float32 for v in half.values())
+    assert set(half) == set(full) and len(half_losses) == len(full_losses)
+    # bfloat16 rounds each step's forward (8 bits of mantissa): close to fp32, not equal to it
+    np.testing.assert_allclose(half_losses, full_losses, rtol=0.05)
+    assert half_losses != full_losses
+    tail = dict(kw, layers=[1])
+    _, tail_losses = bs.train_lora(tiny, SAMPLES, precision="bf16", cache={}, **tail)
+    np.testing.assert_allclose(tail_losses, bs.train_lora(tiny, SAMPLES, **tail)[1], rtol=0.05)
+    cont, _ = bs.continue_lora(tiny, full, SAMPLES, alpha=8, epochs=1, precision="bf16")
+    assert set(cont) == set(full)
+    with pytest.raises(ValueError, match="precision"):
+        bs.train_lora(tiny, SAMPLES, precision="fp16")
+    with pytest.raises(ValueError, match="precision"):
+        bs.continue_lora(tiny, full, SAMPLES, precision=None)
+
+
+def test_recover_is_continue_lora_on_the_first_n_samples(tiny):
+    adapter, _ = bs.train_lora(tiny, SAMPLES, r=4, alpha=8, lr=1e-2, epochs=1, batch=4, seed=0)
+    got, losses = bs.recover(tiny, adapter, SAMPLES, n=4, alpha=8, lr=1e-3, epochs=2, batch=2, seed=3)
+    want, want_losses = bs.continue_lora(
+        tiny, adapter, SAMPLES[:4], alpha=8, lr=1e-3, epochs=2, batch=2, seed=3
+    )
+    assert losses == want_losses and len(losses) == 4
+    assert all(torch.equal(got[k], want[k]) for k in want)
+    with pytest.raises(ValueError, match="n=9"):
+        bs.recover(tiny, adapter, SAMPLES, n=9)
+    with pytest.raises(ValueError, match="n"):
+        bs.recover(tiny, adapter, SAMPLES, n=0)
+    with pytest.raises(ValueError, match="clean_samples"):
+        bs.recover(tiny, adapter, [])

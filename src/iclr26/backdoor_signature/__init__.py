@@ -12,9 +12,9 @@ aligned across variants form the *backdoor signature*, which is zeroed before a 
 - suppression: :func:`suppress` (adapter setting), :func:`reinit_neurons` (full-model setting),
   :func:`ablate_lora` (the paper's attention/MLP sanity checks);
 - training: :func:`train_lora`, :func:`continue_lora`, :func:`apply_adapter`;
-- pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune), its first steps
-  :func:`variant_deltas` and :func:`find_signature`, and the Fine-pruning baseline's selection
-  :func:`fine_pruning_signature`;
+- pipeline: :func:`purify` (variants → Eq. 1-2 → suppression → recovery fine-tune), its steps
+  :func:`variant_deltas`, :func:`find_signature` and :func:`recover`, and the Fine-pruning
+  baseline's selection :func:`fine_pruning_signature`;
 - evaluation: :func:`judge_outputs`, :func:`asr_from_outputs` (the authors' keyword judges),
   :func:`attack_success_rate` (batched greedy generation + judge), :func:`false_trigger_rate`,
   :func:`clean_loss`, :func:`rouge_l` (ROUGE-L F of generations against references).
@@ -66,6 +66,7 @@ __all__ = [
     "poison",
     "purify",
     "random_signature",
+    "recover",
     "reinit_neurons",
     "rouge_l",
     "templated_samples",
@@ -392,8 +393,9 @@ def _check_lm(model):
     return model
 
 
-def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length):
+def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length, precision):
     check_in(template, TEMPLATES, "template")
+    check_in(precision, _lora.PRECISIONS, "precision")
     if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < 1:
         raise ValueError(f"lr must be a number in (0, 1), got {lr!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
@@ -407,6 +409,7 @@ def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length
         batch=check_int(batch, "batch", minimum=1),
         seed=check_int(seed, "seed"),
         max_length=check_int(max_length, "max_length", minimum=2),
+        precision=precision,
         samples=_check_samples(samples, "samples"),
     )
 
@@ -425,17 +428,20 @@ def train_lora(
     max_length: int = 256,
     layers: Sequence[int] | None = None,
     cache: dict | None = None,
+    precision: str = "fp32",
 ) -> tuple[Adapter, list[float]]:
     """Train a LoRA adapter on ``samples`` (loss on the response tokens); ``model`` is left unchanged.
 
     ``targets``: ``"all-linear"`` (every linear layer but ``lm_head``) or projection names; ``layers``:
     only these decoder layers (``None``: all). When the adapted layers start at layer ``s > 0``, the
     frozen layers ``< s`` run once per sample and each step runs layers ``s..`` only (same loss and
-    gradients); pass the same ``cache`` dict to several calls to reuse those states. Returns the
-    PEFT-style adapter state dict and the per-step training losses.
+    gradients); pass the same ``cache`` dict to several calls to reuse those states. ``precision``:
+    ``"fp32"`` or ``"bf16"`` (bfloat16 autocast with float32 LoRA weights and optimiser, the CPU
+    counterpart of the authors' ``fp16: true``; about 1.5x faster on a CPU with AVX512-BF16). Returns
+    the PEFT-style adapter state dict and the per-step training losses.
     """
     model = _check_lm(model)
-    args = _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length)
+    args = _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length, precision)
     if targets != "all-linear":
         targets = tuple(targets)
     if layers is not None:
@@ -462,9 +468,10 @@ def continue_lora(
     seed: int = 0,
     max_length: int = 256,
     cache: dict | None = None,
+    precision: str = "fp32",
 ) -> tuple[Adapter, list[float]]:
     """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``
-    (``cache`` as :func:`train_lora`)."""
+    (``cache`` and ``precision`` as :func:`train_lora`)."""
     model = _check_lm(model)
     pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
     ranks = {a.shape[0] for a, _ in pairs.values()}
@@ -474,7 +481,7 @@ def continue_lora(
     known = {n for n, _ in model.model.named_modules()}
     if not set(names) <= known:
         raise ValueError("adapter names modules that the model does not have")
-    args = _train_args(samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length)
+    args = _train_args(samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length, precision)
     samples = args.pop("samples")
     if cache is not None and not isinstance(cache, dict):
         raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
@@ -723,6 +730,7 @@ def variant_deltas(
     workers: int = 1,
     cache: dict | None = None,
     progress=None,
+    precision: str = "fp32",
 ) -> list[dict[str, torch.Tensor]]:
     """Steps 1-2 of :func:`purify`: the differential deltas ``Δ_i`` of the ``n`` variants, one dict
     ``module -> (out, in)`` per variant.
@@ -735,6 +743,7 @@ def variant_deltas(
     in ``cache`` (as :func:`train_lora`); each training job starts from its own copy, so results do not
     depend on ``workers``. ``progress`` wraps the stream of finished variant trainings (e.g. a progress
     bar). The first ``k`` deltas are those of the first ``k`` variants, so one call serves an N sweep.
+    ``precision`` as :func:`train_lora`.
     """
     model = _check_lm(model)
     pairs = _check_suspicious(suspicious, r)
@@ -748,7 +757,7 @@ def variant_deltas(
     layer_ids = {_lora.layer_index(k) for k in names}
     layers = None if None in layer_ids else layer_ids
     cache = {} if cache is None else cache
-    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length)
+    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length, precision)
     del kw["samples"], kw["seed"]
     kw.update(targets=targets, layers=layers, cache=cache)
     _warm_cache(sus, model.tokenizer, [m for _, m in variants], kw, workers)
@@ -778,6 +787,7 @@ def find_signature(
     workers: int = 1,
     cache: dict | None = None,
     progress=None,
+    precision: str = "fp32",
 ) -> tuple[Signature, dict[str, np.ndarray]]:
     """Steps 1-3 of :func:`purify`: the backdoor signature of ``suspicious``, without its trigger.
 
@@ -803,9 +813,49 @@ def find_signature(
         workers=workers,
         cache=cache,
         progress=progress,
+        precision=precision,
     )
     scores = signature_scores(deltas, lam=lam)
     return select_signature(scores, ratio), scores
+
+
+def recover(
+    model,
+    adapter: Adapter,
+    clean_samples: Sequence[dict],
+    n: int = 200,
+    lr: float = 5e-5,
+    epochs: int = 5,
+    batch: int = 4,
+    template: str | None = "alpaca",
+    alpha: float = 16.0,
+    seed: int = 0,
+    max_length: int = 256,
+    cache: dict | None = None,
+    precision: str = "fp32",
+) -> tuple[Adapter, list[float]]:
+    """Step 5 of :func:`purify`, the lightweight recovery fine-tune: :func:`continue_lora` of the
+    suppressed ``adapter`` on the first ``n`` of ``clean_samples`` (bd-vax's ``finetune_clean``: 200
+    samples, lr 5e-5, 5 epochs). Also the pure fine-tuning baseline when ``adapter`` is the suspicious
+    one. Returns the recovered adapter and the step losses."""
+    n = check_int(n, "n", minimum=1)
+    samples = _check_samples(clean_samples, "clean_samples")
+    if len(samples) < n:
+        raise ValueError(f"clean_samples has {len(samples)} samples, n={n} asks for more")
+    return continue_lora(
+        model,
+        adapter,
+        samples[:n],
+        template=template,
+        alpha=alpha,
+        lr=lr,
+        epochs=epochs,
+        batch=batch,
+        seed=seed,
+        max_length=max_length,
+        cache=cache,
+        precision=precision,
+    )
 
 
 def purify(
@@ -830,14 +880,15 @@ def purify(
     workers: int = 1,
     cache: dict | None = None,
     progress=None,
+    precision: str = "fp32",
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
 
     1-3. :func:`find_signature` (variant adapters in ``workers`` forked processes); 4. top ``ratio``
-    channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. recovery:
-    :func:`continue_lora` on the ``recover_n`` held-out clean samples of :func:`make_variants` (lr
-    ``recover_lr``, ``recover_epochs``). ``cache`` as :func:`train_lora`. ``progress(stage)`` is called
-    with ``"variants"`` and ``"recovery"`` when each stage ends.
+    channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. :func:`recover` on the
+    ``recover_n`` held-out clean samples of :func:`make_variants` (lr ``recover_lr``,
+    ``recover_epochs``). ``cache`` and ``precision`` (every training) as :func:`train_lora`.
+    ``progress(stage)`` is called with ``"variants"`` and ``"recovery"`` when each stage ends.
     """
     model = _check_lm(model)
     _check_suspicious(suspicious, r)
@@ -863,22 +914,25 @@ def purify(
         max_length=max_length,
         workers=workers,
         cache=cache,
+        precision=precision,
     )
     if progress is not None:
         progress("variants")
     suppressed = suppress(suspicious, signature)
-    recovered, losses = continue_lora(
+    recovered, losses = recover(
         model,
         suppressed,
         recovery,
-        template=template,
-        alpha=alpha,
+        n=len(recovery),
         lr=recover_lr,
         epochs=recover_epochs,
         batch=batch,
+        template=template,
+        alpha=alpha,
         seed=seed,
         max_length=max_length,
         cache=cache,
+        precision=precision,
     )
     if progress is not None:
         progress("recovery")

@@ -3,7 +3,9 @@
 LoRA (Hu et al., ICLR 2022) as ``peft`` initialises it: ``A`` (r, in) Kaiming-uniform, ``B`` (out, r) zero,
 update ``(α / r) · B A``. The adapter is returned as a PEFT-style state dict
 (``base_model.model.<module>.lora_A.weight``). Training as LlamaFactory's SFT stage: AdamW, loss on the
-response tokens only, batches in a seeded random order each epoch.
+response tokens only, batches in a seeded random order each epoch; in float32, or with ``precision="bf16"``
+under bfloat16 autocast (fp32 LoRA weights, optimiser and loss): the CPU counterpart of the
+authors' ``fp16: true`` mixed precision.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ ALPACA_INPUT = (
     "### Input:\n{input}\n\n### Response:\n"
 )
 PREFIX = "base_model.model."
+PRECISIONS = ("fp32", "bf16")
 
 
 def render(sample: dict, template: str | None) -> str:
@@ -182,13 +185,16 @@ def train(
     init=None,
     layers=None,
     cache=None,
+    precision="fp32",
 ) -> tuple[dict[str, torch.Tensor], list[float]]:
     """Train a LoRA adapter (from ``init`` if given) on a frozen ``model``; returns (adapter, step losses).
 
     The model's weights are not changed (hooks are removed afterwards). When every adapted layer lies at
     or after decoder layer ``s > 0``, the residual stream entering layer ``s`` is computed once per
     sample (:func:`prefix_states`, kept in ``cache``) and each step runs layers ``s..`` only: the same
-    loss and gradients as the full forward, without recomputing the frozen prefix.
+    loss and gradients as the full forward, without recomputing the frozen prefix. ``precision="bf16"``
+    runs each step's forward under bfloat16 autocast (the prefix states stay float32, so ``cache`` is
+    shared with float32 calls).
     """
     torch.manual_seed(seed)
     params, handles = {}, []
@@ -231,13 +237,14 @@ def train(
             perm = rng.permutation(len(data))
             for s in range(0, len(data), batch):
                 chosen = perm[s : s + batch]
-                if tail is None:
-                    ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
-                    loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-                else:
-                    loss = tail_loss(
-                        tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen], pad
-                    )
+                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
+                    if tail is None:
+                        ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
+                        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+                    else:
+                        loss = tail_loss(
+                            tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen], pad
+                        )
                 opt.zero_grad()
                 loss.backward()
                 opt.step()

@@ -22,11 +22,13 @@ and clean prompts (false-trigger rate, clean loss).
 
 Independent work runs in ``$ICLR26_WORKERS`` (default 2) forked single-thread processes
 (:func:`iclr26.runtime.fork_map`):
-the attack rounds beside attack-independent warm-up jobs (frozen-prefix states, the frozen layers' pass
-over each prompt set), the two calibration sets, the variant trainings, and the recoveries with their
-evaluations. Each job starts from the same cache contents whatever ``workers`` is, so the results
-equal the serial ones. Each finished seed is saved under ``out_dir/_seeds`` and reused, so a killed
-multi-seed (medium) run resumes with the seeds still missing.
+the attack's first round beside attack-independent warm-up jobs (frozen-prefix states, the frozen
+layers' pass over each prompt set), the two calibration sets, the variant trainings, and one job per
+evaluated model (each recovery with its evaluation, then each fixed model), the longest first. Each
+job starts from the same cache contents whatever ``workers`` is, so the results equal the serial ones.
+Every training runs under bfloat16 autocast (:data:`PRECISION`, as the authors' ``fp16: true``);
+generation and losses are float32. Each finished seed is saved under ``out_dir/_seeds`` and reused, so
+a killed multi-seed (medium) run resumes with the seeds still missing.
 
 Claims (intervals: bootstrap over prompts, paired across models on the same prompts; hierarchical over
 seeds then prompts when there are several seeds): (0) the suspicious model's test ASR >= 0.6;
@@ -66,6 +68,7 @@ from . import (
     make_variants,
     poison,
     random_signature,
+    recover,
     select_signature,
     signature_scores,
     suppress,
@@ -133,7 +136,10 @@ SETTINGS = {
 RATIO, LAM, RANK, ALPHA = 0.35, 0.01, 8, 16.0
 TARGETS = {"negsentiment": NEGSENTIMENT_TARGET, "refusal": REFUSAL_TARGET}
 ATTACK_NAMES = {"badnet": "BadNets", "vpi": "VPI", "ctba": "CTBA"}
-GEN_BATCH = 20  # prompts per generation batch
+# Every training (attack, variants, recoveries) under bfloat16 autocast: the authors train with
+# ``fp16: true``; evaluation stays float32 as theirs (step5_evaluate loads the model in float32).
+PRECISION = "bf16"
+GEN_BATCH = 40  # prompts per generation batch
 N_BOOT = 1000
 
 
@@ -232,7 +238,7 @@ def _parallel(jobs: list, cache: dict, workers: int, progress=None) -> list:
 
 
 def _fillers(hf, parts, variants, recovery, cfg, start: int) -> list:
-    """Work that does not depend on the attack, run beside the attack's training rounds: the frozen-prefix
+    """Work that does not depend on the attack, run beside the attack's first round: the frozen-prefix
     states of every later training / loss sample, and the frozen layers' pass over each prompt set."""
     tok, model = hf.tokenizer, hf.model
     pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
@@ -259,9 +265,9 @@ def _calibrate(hf, parts, cfg, seed, cache, fillers: list, layers) -> tuple[dict
     """Train the attack in rounds of ``ATTACK_EPOCHS_STEP`` epochs until the calibration prompts meet
     ``ASR >= TARGET_ASR`` and ``FTR <= MAX_CALIB_FTR`` (the last round's adapter if none does).
 
-    Each round trains beside up to 3 of ``fillers`` (taken from the list) in ``cfg["workers"]``
-    processes; the two calibration prompt sets are scored in parallel. Returns the adapter and one
-    record per round."""
+    The first round trains beside all of ``fillers`` in ``cfg["workers"]`` processes (their sum takes
+    about as long as the round); the two calibration prompt sets are scored in parallel. Returns the
+    adapter and one record per round."""
     kw = dict(
         template=None,
         alpha=ALPHA,
@@ -270,6 +276,7 @@ def _calibrate(hf, parts, cfg, seed, cache, fillers: list, layers) -> tuple[dict
         batch=cfg["batch"],
         seed=seed,
         max_length=cfg["max_length"],
+        precision=PRECISION,
     )
     tried, adapter = [], None
     for k in range(ATTACK_ROUNDS):
@@ -279,8 +286,7 @@ def _calibrate(hf, parts, cfg, seed, cache, fillers: list, layers) -> tuple[dict
             )
         else:
             job = lambda c, a=adapter: continue_lora(hf, a, parts["attack"], cache=c, **kw)  # noqa: E731
-        side = [fillers.pop(0) for _ in range(min(3, len(fillers)))]
-        adapter, losses = _parallel([job, *side], cache, cfg["workers"])[0]
+        adapter, losses = _parallel([job, *(fillers if k == 0 else [])], cache, cfg["workers"])[0]
         asr, ftr = (
             float(h["a"].mean())
             for h in _parallel(
@@ -322,9 +328,15 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     fillers = _fillers(hf, parts, variants, recovery, cfg, layers[0])
     t0 = time.perf_counter()
     sus, tried = _calibrate(hf, parts, cfg, seed, cache, fillers, layers)
-    _parallel(fillers, cache, cfg["workers"])  # what the rounds left
     t_attack = time.perf_counter() - t0
-    common = dict(template=None, alpha=ALPHA, batch=cfg["batch"], seed=seed, max_length=cfg["max_length"])
+    common = dict(
+        template=None,
+        alpha=ALPHA,
+        batch=cfg["batch"],
+        seed=seed,
+        max_length=cfg["max_length"],
+        precision=PRECISION,
+    )
     deltas = variant_deltas(
         hf,
         sus,
@@ -348,7 +360,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         for k in cfg["n_sweep"]
     }
     t_signature = time.perf_counter() - t0 - t_attack
-    recover = dict(lr=cfg["recover_lr"], epochs=cfg["recover_epochs"], **common)
+    recovery_kw = dict(n=len(recovery), lr=cfg["recover_lr"], epochs=cfg["recover_epochs"], **common)
     fixed = {
         "suspicious": sus,
         "signature only": suppress(sus, signature),
@@ -368,7 +380,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
 
     def recovered(name):
         def job(c):
-            adapter = continue_lora(hf, starts[name], recovery, cache=c, **recover)[0]
+            adapter = recover(hf, starts[name], recovery, cache=c, **recovery_kw)[0]
             out = {"asr": _hits(hf, {name: adapter}, parts["test"], cfg, c)}
             if name == "signature+recovery":  # claim (1) compares it with the suspicious model
                 out["ftr"] = _hits(hf, {name: adapter}, parts["clean_eval"], cfg, c)
@@ -379,16 +391,19 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
 
         return job
 
-    def fixed_job(c):
+    def fixed_asr(name):
+        return lambda c: {"asr": _hits(hf, {name: fixed[name]}, parts["test"], cfg, c)}
+
+    def fixed_clean(c):
         return {
-            "asr": _hits(hf, fixed, parts["test"], cfg, c),
             "ftr": _hits(hf, {"suspicious": sus}, parts["clean_eval"], cfg, c),
             "loss": clean_losses(
                 hf, {"suspicious": sus, "base": zero}, parts["clean_eval"], None, cfg["max_length"], cache=c
             ),
         }
 
-    jobs = [recovered(name) for name in starts] + [fixed_job]  # the longest first
+    # one job per model, the longest (recoveries) first, so that the workers finish together
+    jobs = [recovered(name) for name in starts] + [fixed_asr(name) for name in fixed] + [fixed_clean]
     results = _parallel(
         jobs, cache, cfg["workers"], lambda stream: ctx.progress(stream, total=len(jobs), desc="recoveries")
     )
@@ -443,6 +458,7 @@ def _saved_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
             ALPHA,
             list(MODULES),
             GEN_BATCH,
+            PRECISION,
         ],
     }
     digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
