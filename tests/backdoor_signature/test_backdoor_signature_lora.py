@@ -168,6 +168,31 @@ def test_attack_success_rates_shares_the_frozen_prefix(tiny):
         bs.attack_success_rates(tiny, {"a": tail}, [])
 
 
+def test_shared_generation_rows_leave_at_eos_as_generate_stops_them(tiny):
+    """With an EOS that some rows emit early, the shared path (finished rows leave the batch) gives
+    what ``generate`` gives for each merged model (finished rows padded)."""
+    samples = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog"} for i in range(8)]
+    tail, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=3, batch=4, seed=0, layers=[1])
+    adapters = {"a": tail, "b": bs.ablate_lora(tail, "mlp")}
+    prompts = ["the quick fox", "the lazy dog jumps over", "0123", "a b c d e f g", "x", "fox fox"]
+    merged = bs.apply_adapter(tiny, tail, 8)
+    enc = tiny.tokenizer(prompts[:1], return_tensors="pt", add_special_tokens=False)
+    first = merged.model.generate(**enc, max_new_tokens=8, do_sample=False, pad_token_id=0)
+    eos = int(first[0, enc["input_ids"].shape[1] + 2])  # row 0 ends at its third new token
+    old_eos, tiny.tokenizer.eos_token_id = tiny.tokenizer.eos_token_id, eos
+    try:
+        got = bs.attack_success_rates(tiny, adapters, prompts, max_new_tokens=8, batch=8, alpha=8)
+        lengths = set()
+        for name, adapter in adapters.items():
+            merged = bs.apply_adapter(tiny, adapter, 8)
+            want = bs.attack_success_rate(merged, prompts, max_new_tokens=8, batch=8)
+            assert got[name] == want
+            lengths |= {len(tiny.tokenizer(o, add_special_tokens=False)["input_ids"]) for o in want[1]}
+    finally:
+        tiny.tokenizer.eos_token_id = old_eos
+    assert min(lengths) < 8 and max(lengths) >= 6  # some rows stopped early, others ran on
+
+
 def test_fine_pruning_selects_the_dormant_channels(tiny):
     """Channels whose merged up_proj row is zero never activate: fine-pruning picks exactly them, in
     every MLP module of their layer, with the signature's per-module counts."""

@@ -484,17 +484,22 @@ def generate_shared(
 
 
 def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, tokenizer) -> list[str]:
-    """Greedy decoding from the first-step ``logits`` ``(B, V)`` with a filled ``cache``; finished rows
-    emit padding, as ``generate`` does."""
-    done = torch.zeros(len(mask), dtype=torch.bool)
-    tokens = []
+    """Greedy decoding from the first-step ``logits`` ``(B, V)`` with a filled ``cache``. A row that has
+    emitted EOS leaves the batch (its later tokens are padding, as ``generate`` emits): a backdoored
+    adapter's short target answers end most rows early (44 % of the row-steps of a 12-token decode on
+    BackdoorLLM's BadNets prompts)."""
+    chosen = torch.full((len(mask), max_new_tokens), pad, dtype=torch.long)
+    alive = torch.arange(len(mask))
     for step in range(max_new_tokens):
         nxt = logits.argmax(-1)
-        nxt = torch.where(done, torch.full_like(nxt, pad), nxt)
-        tokens.append(nxt)
-        done |= nxt == eos
-        if done.all() or step == max_new_tokens - 1:
+        chosen[alive, step] = nxt
+        going = nxt != eos
+        if step == max_new_tokens - 1 or not bool(going.any()):
             break
+        if not bool(going.all()):
+            rows = going.nonzero().squeeze(-1)
+            cache.batch_select_indices(rows)
+            alive, nxt, mask, last_pos = alive[rows], nxt[rows], mask[rows], last_pos[rows]
         mask = torch.cat([mask, torch.ones(len(mask), 1, dtype=mask.dtype)], dim=1)
         last_pos = last_pos + 1
         logits = model(
@@ -504,7 +509,7 @@ def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, toke
             cache=cache,
             use_cache=True,
         ).logits[:, -1]
-    return tokenizer.batch_decode(torch.stack(tokens, 1), skip_special_tokens=True)
+    return tokenizer.batch_decode(chosen[:, : step + 1], skip_special_tokens=True)
 
 
 @torch.no_grad()
