@@ -368,3 +368,33 @@ def test_recover_is_continue_lora_on_the_first_n_samples(tiny):
         bs.recover(tiny, adapter, SAMPLES, n=0)
     with pytest.raises(ValueError, match="clean_samples"):
         bs.recover(tiny, adapter, [])
+
+
+def test_variant_deltas_continue_the_suspicious_adapter_or_train_on_the_merged_model(tiny):
+    """``variants_from="adapter"`` (bd-vax's LoRA setting) continues ``suspicious`` on each variant's
+    data; ``"merged"`` (its full-model setting) trains a new adapter on the merged model. Δ_i = bd − clean."""
+    pool = [{"instruction": f"the quick fox {i} jumps", "input": "", "output": f"dog {i}"} for i in range(40)]
+    mlp = ("gate_proj", "up_proj", "down_proj")
+    sus, _ = bs.train_lora(tiny, pool[:8], r=2, alpha=4, targets=mlp, lr=1e-2, epochs=1, batch=8, layers=[1])
+    kw = dict(n=2, n_per_variant=6, r=2, alpha=4, lr=1e-2, batch=8, template=None, seed=5)
+    variants, _ = bs.make_variants(pool, n=2, n_per_variant=6, n_finetune=0)
+    train = dict(alpha=4, lr=1e-2, epochs=1, batch=8, template=None)
+    for start, deltas in (
+        ("adapter", bs.variant_deltas(tiny, sus, pool, **kw)),
+        ("merged", bs.variant_deltas(tiny, sus, pool, variants_from="merged", **kw)),
+    ):
+        bds, cls = [], []
+        for i, (clean, mixed) in enumerate(variants):
+            if start == "adapter":
+                bds.append(bs.continue_lora(tiny, sus, mixed, seed=5 + i, **train)[0])
+                cls.append(bs.continue_lora(tiny, sus, clean, seed=5 + i, **train)[0])
+            else:
+                merged = bs.apply_adapter(tiny, sus, 4)
+                bds.append(bs.train_lora(merged, mixed, r=2, targets=mlp, layers=[1], seed=5 + i, **train)[0])
+                cls.append(bs.train_lora(merged, clean, r=2, targets=mlp, layers=[1], seed=5 + i, **train)[0])
+        for got, want in zip(deltas, bs.differential_deltas(bds, cls, alpha=4), strict=True):
+            assert set(got) == set(want)
+            for key in want:
+                torch.testing.assert_close(got[key], want[key])
+    with pytest.raises(ValueError, match="variants_from"):
+        bs.variant_deltas(tiny, sus, pool, variants_from="base", **kw)

@@ -46,6 +46,7 @@ __all__ = [
     "Purified",
     "NEGSENTIMENT_TARGET",
     "REFUSAL_TARGET",
+    "VARIANT_STARTS",
     "ablate_lora",
     "apply_adapter",
     "asr_from_outputs",
@@ -79,6 +80,9 @@ __all__ = [
 
 Adapter = dict[str, torch.Tensor]
 Signature = set[tuple[str, str]]
+#: Where the variant adapters start (:func:`variant_deltas`): the suspicious adapter (bd-vax's LoRA
+#: setting) or a new adapter on the merged suspicious model (its full-model setting).
+VARIANT_STARTS = ("adapter", "merged")
 
 
 def _check_samples(samples, name: str) -> list[dict]:
@@ -731,14 +735,18 @@ def variant_deltas(
     cache: dict | None = None,
     progress=None,
     precision: str = "fp32",
+    variants_from: str = "adapter",
 ) -> list[dict[str, torch.Tensor]]:
     """Steps 1-2 of :func:`purify`: the differential deltas ``Δ_i`` of the ``n`` variants, one dict
     ``module -> (out, in)`` per variant.
 
-    1. :func:`make_variants` from ``clean_pool``; 2. per variant, LoRA adapters on the suspicious
-    adapter's modules (same rank, same layers) trained on the merged suspicious model, one on
-    ``D_mixed_i`` and one on ``D_clean_i`` (seed ``seed + i``), in ``workers`` forked single-thread
-    processes (the backdoored ones first, the longer jobs), then :func:`differential_deltas`. The
+    1. :func:`make_variants` from ``clean_pool``; 2. per variant, two LoRA adapters on the suspicious
+    adapter's modules (same rank, same layers), one trained on ``D_mixed_i`` and one on ``D_clean_i``
+    (seed ``seed + i``). ``variants_from="adapter"`` (default, bd-vax's LoRA setting: LlamaFactory
+    resumes the suspicious adapter) continues training ``suspicious`` itself; ``"merged"`` (bd-vax's
+    full-model setting) trains new adapters on the model with ``suspicious`` merged. The trainings run
+    in ``workers`` forked single-thread processes (the backdoored ones first, the longer jobs), then
+    :func:`differential_deltas`. The
     frozen-prefix states of every variant sample are computed first (shared among ``workers``) and kept
     in ``cache`` (as :func:`train_lora`); each training job starts from its own copy, so results do not
     depend on ``workers``. ``progress`` wraps the stream of finished variant trainings (e.g. a progress
@@ -751,7 +759,11 @@ def variant_deltas(
     variants, _ = make_variants(clean_pool, n=n, n_per_variant=n_per_variant, n_finetune=0)
     if cache is not None and not isinstance(cache, dict):
         raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
-    sus = _lora.merged(model.model, suspicious, float(alpha), share_frozen=True)
+    check_in(variants_from, VARIANT_STARTS, "variants_from")
+    if variants_from == "adapter":
+        base, start = model.model, {"init": suspicious}
+    else:
+        base, start = _lora.merged(model.model, suspicious, float(alpha), share_frozen=True), {}
     names = [k.removeprefix(_lora.PREFIX) for k in pairs]
     targets = tuple(sorted({k.rsplit(".", 1)[-1] for k in names}))
     layer_ids = {_lora.layer_index(k) for k in names}
@@ -760,10 +772,10 @@ def variant_deltas(
     kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length, precision)
     del kw["samples"], kw["seed"]
     kw.update(targets=targets, layers=layers, cache=cache)
-    _warm_cache(sus, model.tokenizer, [m for _, m in variants], kw, workers)
-    jobs = [dict(samples=mixed, seed=seed + i, **kw) for i, (_, mixed) in enumerate(variants)]
-    jobs += [dict(samples=clean, seed=seed + i, **kw) for i, (clean, _) in enumerate(variants)]
-    trained = _lora.train_many(sus, model.tokenizer, jobs, workers, progress)
+    _warm_cache(base, model.tokenizer, [m for _, m in variants], kw, workers)
+    jobs = [dict(samples=mixed, seed=seed + i, **start, **kw) for i, (_, mixed) in enumerate(variants)]
+    jobs += [dict(samples=clean, seed=seed + i, **start, **kw) for i, (clean, _) in enumerate(variants)]
+    trained = _lora.train_many(base, model.tokenizer, jobs, workers, progress)
     bd, clean = [a for a, _ in trained[:n]], [a for a, _ in trained[n:]]
     return differential_deltas(bd, clean, alpha)
 
@@ -788,6 +800,7 @@ def find_signature(
     cache: dict | None = None,
     progress=None,
     precision: str = "fp32",
+    variants_from: str = "adapter",
 ) -> tuple[Signature, dict[str, np.ndarray]]:
     """Steps 1-3 of :func:`purify`: the backdoor signature of ``suspicious``, without its trigger.
 
@@ -814,6 +827,7 @@ def find_signature(
         cache=cache,
         progress=progress,
         precision=precision,
+        variants_from=variants_from,
     )
     scores = signature_scores(deltas, lam=lam)
     return select_signature(scores, ratio), scores
@@ -881,13 +895,15 @@ def purify(
     cache: dict | None = None,
     progress=None,
     precision: str = "fp32",
+    variants_from: str = "adapter",
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
 
     1-3. :func:`find_signature` (variant adapters in ``workers`` forked processes); 4. top ``ratio``
     channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. :func:`recover` on the
     ``recover_n`` held-out clean samples of :func:`make_variants` (lr ``recover_lr``,
-    ``recover_epochs``). ``cache`` and ``precision`` (every training) as :func:`train_lora`.
+    ``recover_epochs``). ``cache`` and ``precision`` (every training) as :func:`train_lora`,
+    ``variants_from`` as :func:`variant_deltas`.
     ``progress(stage)`` is called with ``"variants"`` and ``"recovery"`` when each stage ends.
     """
     model = _check_lm(model)
@@ -915,6 +931,7 @@ def purify(
         workers=workers,
         cache=cache,
         precision=precision,
+        variants_from=variants_from,
     )
     if progress is not None:
         progress("variants")

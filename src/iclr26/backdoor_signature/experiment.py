@@ -12,7 +12,8 @@ the clean loss. Triggered prompts are split into calibration prompts and test pr
 Per seed: (a) the attack is calibrated: a LoRA adapter (rank 8, all seven projections of the last
 ``layers`` decoder layers) is trained on clean + poisoned samples in rounds of 4 epochs until
 the calibration prompts give ASR >= 0.6 with a false-trigger rate <= 0.5 (at most 3 rounds);
-(b) :func:`find_signature` (N variants trained with a fixed recipe, ratio 0.35, λ = 0.01), the
+(b) :func:`find_signature` (N variants trained with a fixed recipe, each pair continuing the suspicious
+adapter as bd-vax's LoRA setting does; ratio 0.35, λ = 0.01), the
 signature's suppression and the recovery fine-tune (what :func:`purify` does); the baselines are a random
 signature of the same per-module sizes + the same recovery, the same recovery alone on the unsuppressed
 adapter, and at medium scale Fine-pruning (:func:`fine_pruning_signature`, same sizes) + the same
@@ -139,6 +140,9 @@ ATTACK_NAMES = {"badnet": "BadNets", "vpi": "VPI", "ctba": "CTBA"}
 # Every training (attack, variants, recoveries) under bfloat16 autocast: the authors train with
 # ``fp16: true``; evaluation stays float32 as theirs (step5_evaluate loads the model in float32).
 PRECISION = "bf16"
+# The variant adapters continue the suspicious adapter (bd-vax's LoRA setting, which this experiment's
+# adapter suppression follows).
+VARIANTS_FROM = "adapter"
 GEN_BATCH = 40  # prompts per generation batch
 N_BOOT = 1000
 
@@ -348,6 +352,7 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         epochs=VARIANT_EPOCHS,
         workers=cfg["workers"],
         cache=cache,
+        variants_from=VARIANTS_FROM,
         progress=lambda stream: ctx.progress(stream, total=2 * cfg["n_variants"], desc="variant adapters"),
         **common,
     )
@@ -459,6 +464,7 @@ def _saved_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
             list(MODULES),
             GEN_BATCH,
             PRECISION,
+            VARIANTS_FROM,
         ],
     }
     digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
