@@ -746,12 +746,11 @@ def variant_deltas(
     resumes the suspicious adapter) continues training ``suspicious`` itself; ``"merged"`` (bd-vax's
     full-model setting) trains new adapters on the model with ``suspicious`` merged. The trainings run
     in ``workers`` forked single-thread processes (the backdoored ones first, the longer jobs), then
-    :func:`differential_deltas`. The
-    frozen-prefix states of every variant sample are computed first (shared among ``workers``) and kept
-    in ``cache`` (as :func:`train_lora`); each training job starts from its own copy, so results do not
-    depend on ``workers``. ``progress`` wraps the stream of finished variant trainings (e.g. a progress
-    bar). The first ``k`` deltas are those of the first ``k`` variants, so one call serves an N sweep.
-    ``precision`` as :func:`train_lora`.
+    :func:`differential_deltas`. The frozen-prefix states of every variant sample are computed first
+    (shared among ``workers``) and kept in ``cache`` (as :func:`train_lora`); each training job starts
+    from its own copy, so results do not depend on ``workers``. ``progress`` wraps the stream of
+    finished variant trainings (e.g. a progress bar). The first ``k`` deltas are those of the first
+    ``k`` variants, so one call serves an N sweep. ``precision`` as :func:`train_lora`.
     """
     model = _check_lm(model)
     pairs = _check_suspicious(suspicious, r)
