@@ -265,23 +265,15 @@ def _fillers(hf, parts, variants, recovery, cfg, start: int) -> list:
     return jobs if start > 0 else []
 
 
-def _calibrate(hf, parts, cfg, seed, cache, fillers: list, layers) -> tuple[dict, list[dict]]:
-    """Train the attack in rounds of ``ATTACK_EPOCHS_STEP`` epochs until the calibration prompts meet
-    ``ASR >= TARGET_ASR`` and ``FTR <= MAX_CALIB_FTR`` (the last round's adapter if none does).
+def _calibrate(hf, parts, cfg, common: dict, cache, fillers: list, layers) -> tuple[dict, list[dict]]:
+    """Train the attack (``common`` training arguments) in rounds of ``ATTACK_EPOCHS_STEP`` epochs until
+    the calibration prompts meet ``ASR >= TARGET_ASR`` and ``FTR <= MAX_CALIB_FTR`` (the last round's
+    adapter if none does).
 
     The first round trains beside all of ``fillers`` in ``cfg["workers"]`` processes (their sum takes
     about as long as the round); the two calibration prompt sets are scored in parallel. Returns the
     adapter and one record per round."""
-    kw = dict(
-        template=None,
-        alpha=ALPHA,
-        lr=ATTACK_LR,
-        epochs=ATTACK_EPOCHS_STEP,
-        batch=cfg["batch"],
-        seed=seed,
-        max_length=cfg["max_length"],
-        precision=PRECISION,
-    )
+    kw = dict(common, lr=ATTACK_LR, epochs=ATTACK_EPOCHS_STEP)
     tried, adapter = [], None
     for k in range(ATTACK_ROUNDS):
         if adapter is None:
@@ -330,9 +322,6 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     )
     cache: dict = {}
     fillers = _fillers(hf, parts, variants, recovery, cfg, layers[0])
-    t0 = time.perf_counter()
-    sus, tried = _calibrate(hf, parts, cfg, seed, cache, fillers, layers)
-    t_attack = time.perf_counter() - t0
     common = dict(
         template=None,
         alpha=ALPHA,
@@ -341,6 +330,9 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         max_length=cfg["max_length"],
         precision=PRECISION,
     )
+    t0 = time.perf_counter()
+    sus, tried = _calibrate(hf, parts, cfg, common, cache, fillers, layers)
+    t_attack = time.perf_counter() - t0
     deltas = variant_deltas(
         hf,
         sus,
