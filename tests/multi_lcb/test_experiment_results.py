@@ -204,3 +204,9 @@ def test_release_date_claims_use_the_models_lcb_dates():
     assert claim.verdict == Verdict.NOT_MEASURABLE
     [claim] = _release_date_claims(models, {}, {}, {}, dict(n_boot=200, seed=0))
     assert claim.verdict == Verdict.NOT_MEASURABLE
+    # only the one-sided case is "not measurable": bad results data still fails the run
+    first = next(iter(tasks))
+    with pytest.raises(ValueError, match="tasks lacks"):
+        _release_date_claims(
+            models, {t: v for t, v in tasks.items() if t != first}, {}, {}, dict(n_boot=200, seed=0)
+        )

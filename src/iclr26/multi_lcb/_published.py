@@ -17,6 +17,11 @@ from ..validation import check_probabilities
 from ._lcb import _contest_date
 from ._toolchains import ORDER, get_multi_language
 
+
+class NoDatedWindowError(ValueError):
+    """:func:`release_date_split` found no model with tasks on both sides of its release date."""
+
+
 #: The release dates LiveCodeBench's runner gives these models (``LanguageModel.release_date`` in
 #: ``lcb_runner/lm_styles.py`` of LiveCodeBench/LiveCodeBench; LCB scores a model only on problems dated
 #: after it), keyed by the Multi-LCB site's folder name; the LCB entry's ``model_repr`` is in the comment.
@@ -176,7 +181,7 @@ def release_date_split(passes, tasks, release_dates, *, n_boot: int = 2000, seed
             excluded[m] = f"no task dated {window} {cutoffs[m]:%Y-%m-%d}"
     used = [m for m in models if m not in excluded]
     if not used:
-        raise ValueError(f"no model has tasks on both sides of its release date: {excluded}")
+        raise NoDatedWindowError(f"no model has tasks on both sides of its release date: {excluded}")
     after = np.stack([dates > cutoffs[m] for m in used], axis=1)  # (tasks, models)
     P = np.stack([[[passes[m][lang][t] for lang in languages] for m in used] for t in task_ids])
     P = check_probabilities(P, "passes' pass rates")  # a NaN would silently drop its cell from the means

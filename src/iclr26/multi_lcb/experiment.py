@@ -33,7 +33,7 @@ RESULTS_ENV = "ICLR26_MULTI_LCB_RESULTS"
 
 def _release_date_claims(models, task_info, tables, metrics, boot) -> list:
     """Claims of the release-date split on the authors' results, for the models LiveCodeBench dates."""
-    from ._published import LCB_RELEASE_DATES, release_date_split
+    from ._published import LCB_RELEASE_DATES, NoDatedWindowError, release_date_split
     from ._toolchains import DISPLAY
 
     dated = {m: d for m, d in LCB_RELEASE_DATES.items() if m in models}
@@ -44,7 +44,7 @@ def _release_date_claims(models, task_info, tables, metrics, boot) -> list:
         return [Claim.not_measurable(name, "none of the authors' models has a release date in LiveCodeBench")]
     try:
         split = release_date_split(models, task_info, dated, n_boot=boot["n_boot"], seed=boot["seed"])
-    except ValueError as e:  # every dated model has all its tasks on one side of its date
+    except NoDatedWindowError as e:  # every dated model has all its tasks on one side of its date
         return [Claim.not_measurable(name, str(e))]
     used = split["models"]
     scale = (
