@@ -232,17 +232,21 @@ def test_experiment_splits_are_disjoint(monkeypatch, attack, task, triggers):
     assert len(set(seen)) == len(seen)
 
 
-def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp_path):
+@pytest.mark.parametrize("workers", ["1", "2"])
+def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp_path, workers):
     """--scale medium runs every (attack, task) cell; each cell's claims, table and metrics carry its
-    label, and each cell's seeds are saved under their own settings."""
+    label, and each cell's seeds are saved under their own settings. With 2 workers whole seeds run in
+    forked processes, the refusal cell's first, each seed's jobs serially, and every result lands in its
+    own cell and seed."""
     from iclr26.backdoor_signature import experiment
     from iclr26.models import tiny_random_model
-    from iclr26.runtime import RunContext
+    from iclr26.runtime import RunContext, fork_map
 
-    seen = []
+    log = tmp_path / "seen.txt"
 
     def fake_seed(hf, cfg, ctx, k):
-        seen.append((cfg["attack"], cfg["task"], k))
+        with log.open("a") as f:  # appended from whichever process runs the seed
+            f.write(f"{cfg['attack']} {cfg['task']} {k} {cfg['workers']}\n")
         ones, zeros = np.ones(10), np.zeros(10)
         names = ["suspicious", "signature+recovery", "signature only", "random+recovery", "recovery only"]
         asr = {n: ones if n in ("suspicious", "recovery only") else zeros for n in names}
@@ -252,7 +256,7 @@ def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp
             "ftr": {"suspicious": zeros, "signature+recovery": zeros},
             "loss": {"suspicious": ones, "signature+recovery": ones, "base": ones},
             "calibration": [],
-            "source": f"{cfg['attack']}/{cfg['task']}",
+            "source": f"{cfg['attack']}/{cfg['task']}/{k}",
             "signature_size": 3,
             "n_variants": 2,
             "seconds": {},
@@ -260,6 +264,14 @@ def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp
 
     monkeypatch.setattr(experiment, "_run_seed", fake_seed)
     monkeypatch.setattr(RunContext, "load_model", lambda self, default=None: tiny_random_model(0))
+    monkeypatch.setenv("ICLR26_WORKERS", workers)
+    handed = []
+
+    def recording_fork_map(fn, jobs, **kw):
+        handed.append(list(jobs))
+        return fork_map(fn, jobs, **kw)
+
+    monkeypatch.setattr(experiment, "fork_map", recording_fork_map)
     cells = (("badnet", "negsentiment"), ("vpi", "refusal"))
     monkeypatch.setitem(
         experiment.SETTINGS, "medium", {**experiment.SETTINGS["medium"], "cells": cells, "seeds": 2}
@@ -267,18 +279,20 @@ def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp
     result = experiment.run(
         RunContext("backdoor-signature", scale="medium", out_dir=tmp_path, show_progress=False)
     )
-    assert seen == [
-        ("badnet", "negsentiment", 0),
-        ("badnet", "negsentiment", 1),
-        ("vpi", "refusal", 0),
-        ("vpi", "refusal", 1),
-    ]
+    seen = log.read_text().splitlines()
+    expected = ["badnet negsentiment 0 1", "badnet negsentiment 1 1", "vpi refusal 0 1", "vpi refusal 1 1"]
+    if workers == "1":
+        assert seen == expected and handed == []
+    else:  # each seed once, its jobs serially (workers 1); handed to the processes refusal first
+        assert sorted(seen) == expected
+        assert handed == [[(c, k) for c in reversed(cells) for k in (0, 1)]]
     assert len(list((tmp_path / "_seeds").glob("*.json"))) == 4  # the cell is part of each seed's key
     labels = ("BadNets x negsentiment", "VPI x refusal")
     per_cell = len(result.claims) // 2
     assert all(c.statement.startswith(f"[{labels[i // per_cell]}] ") for i, c in enumerate(result.claims))
     assert set(result.tables) == {f"models ({label})" for label in labels}
-    assert result.metrics["cells"]["VPI x refusal"]["data"] == "vpi/refusal"
+    assert result.metrics["cells"]["VPI x refusal"]["data"] == "vpi/refusal/0"
+    assert result.metrics["cells"]["BadNets x negsentiment"]["data"] == "badnet/negsentiment/0"
     assert result.metrics["settings"]["cells"] == [list(c) for c in cells]
 
 

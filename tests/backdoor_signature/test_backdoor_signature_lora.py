@@ -125,8 +125,9 @@ def test_purify_pipeline_on_tiny_model(tiny):
 
 
 def test_tail_training_equals_full_forward(tiny, monkeypatch):
-    """LoRA on layer 1 only: training from cached layer-0 states gives the full forward's losses and
-    adapter; the cache is filled once and reused."""
+    """LoRA on layer 1 only: training from cached layer-0 states, each batch packed into one sequence,
+    gives the padded full forward's losses and adapter (rows of 3 lengths); the cache is filled once
+    and reused."""
     samples = [
         {"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog " * (i % 3 + 1)}
         for i in range(8)
@@ -266,6 +267,13 @@ def test_clean_losses_from_the_shared_prefix_equal_full_forwards(tiny):
     for name, adapter in adapters.items():
         want = bs.clean_loss(bs.apply_adapter(tiny, adapter, 8), samples, None, max_length=64)
         np.testing.assert_allclose(got[name], want, rtol=1e-5)
+    # a packed row whose response max_length cuts off entirely: NaN, as the padded full forward gives
+    long = {"instruction": "the quick fox " * 6, "input": "", "output": "the lazy dog"}
+    mixed = [samples[0], long, samples[1]]
+    short = bs.clean_losses(tiny, adapters, mixed, template=None, max_length=24, batch=4, alpha=8)
+    want = bs.clean_loss(bs.apply_adapter(tiny, tail, 8), mixed, None, max_length=24)
+    assert np.isnan(want).tolist() == [False, True, False]
+    np.testing.assert_allclose(short["tail"], want, rtol=1e-5)
     with pytest.raises(ValueError, match="adapters"):
         bs.clean_losses(tiny, {}, samples)
     with pytest.raises(ValueError, match="cache"):
@@ -275,8 +283,8 @@ def test_clean_losses_from_the_shared_prefix_equal_full_forwards(tiny):
 def test_forked_prefix_states_and_prompt_heads_equal_serial_ones(tiny):
     data = bs._lora.tokenize(tiny.tokenizer, SAMPLES * 5, None, 32)
     serial, forked = {}, {}
-    one = bs._lora.prefix_states(tiny.model, data, 1, 0, 4, serial, workers=1)
-    two = bs._lora.prefix_states(tiny.model, data, 1, 0, 4, forked, workers=2)
+    one = bs._lora.prefix_states(tiny.model, data, 1, 4, serial, workers=1)
+    two = bs._lora.prefix_states(tiny.model, data, 1, 4, forked, workers=2)
     assert serial.keys() == forked.keys()
     assert all(torch.equal(a, b) for a, b in zip(one, two, strict=True))
     prompts = ["the quick fox", "the lazy dog jumps over", "0123", "a b c d e f g", "x"]

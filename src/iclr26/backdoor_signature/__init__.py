@@ -964,5 +964,4 @@ def _warm_cache(
     if start == 0:
         return
     data = _lora.tokenize(tokenizer, [s for d in datasets for s in d], kw["template"], kw["max_length"])
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    _lora.prefix_states(model, data, start, pad, 16, kw["cache"], workers)
+    _lora.prefix_states(model, data, start, 16, kw["cache"], workers)

@@ -120,12 +120,13 @@ def head_fingerprint(model: torch.nn.Module, start: int) -> tuple[float, ...]:
 
 
 @torch.no_grad()
-def prefix_states(model, data, start: int, pad_id: int, batch: int, cache: dict | None, workers: int = 1):
+def prefix_states(model, data, start: int, batch: int, cache: dict | None, workers: int = 1):
     """Residual stream entering decoder layer ``start`` for each tokenized row: ``(len_i, hidden)`` each.
 
     The layers before ``start`` carry no adapter, so these states do not change while a tail adapter
     trains; ``cache`` (keyed by the prefix's fingerprint and the token ids) keeps them across calls.
-    The missing rows run in batches of ``batch`` in their order in ``data``; ``workers > 1`` shares
+    The missing rows run in batches of ``batch`` in their order in ``data``, each packed into one
+    sequence (:func:`packed_positions`); ``workers > 1`` shares
     those batches among forked processes (:func:`iclr26.runtime.fork_map`): the same batches, so the
     same states.
     """
@@ -139,10 +140,12 @@ def prefix_states(model, data, start: int, pad_id: int, batch: int, cache: dict 
     def run(group: list) -> dict:
         found = {}
         for rows in group:
-            ids, mask, _ = batch_tensors(rows, pad_id)
-            hidden = head(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
-            for k, (row, _) in enumerate(rows):
-                found[tuple(row)] = hidden[k, : len(row)].clone()
+            ids = torch.tensor([t for row, _ in rows for t in row])[None]
+            hidden = head(
+                input_ids=ids, position_ids=packed_positions(rows), use_cache=False
+            ).last_hidden_state
+            for (row, _), h in zip(rows, hidden[0].split([len(row) for row, _ in rows]), strict=True):
+                found[tuple(row)] = h.clone()
         return found
 
     found = {}
@@ -154,18 +157,37 @@ def prefix_states(model, data, start: int, pad_id: int, batch: int, cache: dict 
     return [cache[(key0, tuple(ids))] for ids, _ in data]
 
 
-def tail_loss(tail, lm_head, states, rows, pad_id: int) -> torch.Tensor:
+def packed_positions(rows) -> torch.Tensor:
+    """Position ids ``(1, Σ len_i)`` of ``rows`` (``(ids, n_prompt)`` each) packed into one sequence,
+    restarting at 0 per row. Given no attention mask, the decoder reads the restarts as a block-diagonal
+    causal mask: each row attends to itself only, at its own positions, as in a padded batch, and no
+    padding is computed (BackdoorLLM rows padded to the batch's longest take 1.3-1.8x their tokens)."""
+    return torch.cat([torch.arange(len(row)) for row, _ in rows])[None]
+
+
+def response_targets(rows) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """For ``rows`` packed in order: the positions that predict a response token, that token, and the
+    row it belongs to (the labels of :func:`batch_tensors`, shifted by one)."""
+    where, target, owner, offset = [], [], [], 0
+    for k, (row, n_prompt) in enumerate(rows):
+        nxt = range(max(n_prompt, 1), len(row))
+        where += [offset + t - 1 for t in nxt]
+        target += [row[t] for t in nxt]
+        owner += [k] * len(nxt)
+        offset += len(row)
+    where, target, owner = (torch.tensor(v, dtype=torch.long) for v in (where, target, owner))
+    return where, target, owner
+
+
+def tail_loss(tail, lm_head, states, rows) -> torch.Tensor:
     """Mean next-token cross-entropy on the response tokens, running only the adapted ``tail`` layers
-    from the cached prefix ``states``; the output head is applied at the predicting positions only."""
-    ids, mask, labels = batch_tensors(rows, pad_id)
-    x = torch.zeros(len(rows), ids.shape[1], states[0].shape[1], dtype=states[0].dtype)
-    for k, h in enumerate(states):
-        x[k, : len(h)] = h
-    hidden = tail(inputs_embeds=x, attention_mask=mask, use_cache=False).last_hidden_state
-    target = labels[:, 1:]
-    keep = target != -100
-    logits = lm_head(hidden[:, :-1][keep])
-    return torch.nn.functional.cross_entropy(logits.float(), target[keep])
+    from the cached prefix ``states`` of ``rows`` packed into one sequence (:func:`packed_positions`);
+    the output head is applied at the predicting positions only."""
+    hidden = tail(
+        inputs_embeds=torch.cat(states)[None], position_ids=packed_positions(rows), use_cache=False
+    ).last_hidden_state[0]
+    where, target, _ = response_targets(rows)
+    return torch.nn.functional.cross_entropy(lm_head(hidden[where]).float(), target)
 
 
 def train(
@@ -230,7 +252,7 @@ def train(
     losses = []
     try:
         model.eval()
-        states = prefix_states(model, data, start, pad, 16, cache) if start > 0 else None
+        states = prefix_states(model, data, start, 16, cache) if start > 0 else None
         tail = _submodel(model, list(model.model.layers[start:]), final_norm=True) if start > 0 else None
         model.train()
         for _ in range(epochs):
@@ -243,7 +265,7 @@ def train(
                         loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
                     else:
                         loss = tail_loss(
-                            tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen], pad
+                            tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen]
                         )
                 opt.zero_grad()
                 loss.backward()
@@ -330,31 +352,30 @@ def shared_sample_losses(
     """:func:`sample_losses` of several models that share decoder layers ``< start`` (``start > 0``).
 
     The residual stream entering layer ``start`` is computed once per sample (:func:`prefix_states`,
-    kept in ``cache``); each model then runs its layers ``start..`` and its output head. Equal to one
+    kept in ``cache``); each model then runs its layers ``start..`` over each batch packed into one
+    sequence (:func:`packed_positions`) and its output head at the predicting positions. Equal to one
     :func:`sample_losses` per model up to float rounding. Returns one ``(n,)`` array per model.
     """
     data = tokenize(tokenizer, samples, template, max_length)
-    pad = tokenizer.pad_token_id if tokenizer.pad_token_id is not None else tokenizer.eos_token_id
-    states = prefix_states(models[0], data, start, pad, 16, cache)
+    states = prefix_states(models[0], data, start, 16, cache)
     out = []
     for model in models:
         tail = _submodel(model, list(model.model.layers[start:]), final_norm=True)
         losses = []
         for s in range(0, len(data), batch):
             rows = data[s : s + batch]
-            ids, mask, labels = batch_tensors(rows, pad)
-            x = torch.zeros(len(rows), ids.shape[1], states[0].shape[1], dtype=states[0].dtype)
-            for k, h in enumerate(states[s : s + batch]):
-                x[k, : len(h)] = h
-            hidden = tail(inputs_embeds=x, attention_mask=mask, use_cache=False).last_hidden_state
-            logits = model.lm_head(hidden[:, :-1]).float()
-            target = labels[:, 1:]
+            hidden = tail(
+                inputs_embeds=torch.cat(states[s : s + batch])[None],
+                position_ids=packed_positions(rows),
+                use_cache=False,
+            ).last_hidden_state[0]
+            where, target, owner = response_targets(rows)
             nll = torch.nn.functional.cross_entropy(
-                logits.transpose(1, 2), target.clamp_min(0), reduction="none"
+                model.lm_head(hidden[where]).float(), target, reduction="none"
             )
-            keep = (target != -100).float()
-            count = keep.sum(1)
-            losses += torch.where(count > 0, (nll * keep).sum(1) / count.clamp_min(1.0), torch.nan).tolist()
+            total = torch.zeros(len(rows)).index_add_(0, owner, nll)
+            count = torch.zeros(len(rows)).index_add_(0, owner, torch.ones_like(nll))
+            losses += torch.where(count > 0, total / count.clamp_min(1.0), torch.nan).tolist()
         out.append(np.array(losses))
     return out
 

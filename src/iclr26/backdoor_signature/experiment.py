@@ -22,11 +22,13 @@ Every model is scored on the same test prompts (ASR, greedy, bd-vax judge and em
 and clean prompts (false-trigger rate, clean loss).
 
 Independent work runs in ``$ICLR26_WORKERS`` (default 2) forked single-thread processes
-(:func:`iclr26.runtime.fork_map`):
-the attack's first round beside attack-independent warm-up jobs (frozen-prefix states, the frozen
-layers' pass over each prompt set), the two calibration sets, the variant trainings, and one job per
-evaluated model (each recovery with its evaluation, then each fixed model), the longest first. Each
-job starts from the same cache contents whatever ``workers`` is, so the results equal the serial ones.
+(:func:`iclr26.runtime.fork_map`). With at least that many seeds in all (medium: 6 cells x 3 seeds),
+each process runs whole seeds. Otherwise (small: one seed) a seed's independent jobs share the
+processes: the attack's first round beside attack-independent warm-up jobs (frozen-prefix states, the
+frozen layers' pass over each prompt set), the two calibration sets, the variant trainings, and one
+job per evaluated model (each recovery with its evaluation, then each fixed model), the longest
+first. Each job starts from the same cache contents whatever ``workers`` is, so the results equal the
+serial ones. Training batches are packed into one sequence each (no padding computed).
 Every training runs under bfloat16 autocast (:data:`PRECISION`, as the authors' ``fp16: true``);
 generation and losses are float32. Each finished seed is saved under ``out_dir/_seeds`` and reused, so
 a killed multi-seed (medium) run resumes with the seeds still missing.
@@ -42,6 +44,8 @@ of the same 6 variants, each + the same recovery; N = 1 ranks channels by :func:
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
 import dataclasses
 import hashlib
 import json
@@ -245,13 +249,12 @@ def _fillers(hf, parts, variants, recovery, cfg, start: int) -> list:
     """Work that does not depend on the attack, run beside the attack's first round: the frozen-prefix
     states of every later training / loss sample, and the frozen layers' pass over each prompt set."""
     tok, model = hf.tokenizer, hf.model
-    pad = tok.pad_token_id if tok.pad_token_id is not None else tok.eos_token_id
 
     def states(samples):
         data = _lora.tokenize(tok, samples, None, cfg["max_length"])
 
         def job(c):
-            _lora.prefix_states(model, data, start, pad, 16, c)
+            _lora.prefix_states(model, data, start, 16, c)
 
         return job
 
@@ -473,6 +476,39 @@ def _saved_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     return result
 
 
+def _all_seeds(hf, cfg, cells, ctx: RunContext) -> dict[tuple[str, str], list[dict]]:
+    """Every cell's seeds (:func:`_saved_seed`): ``{(attack, task): [seed 0, seed 1, ...]}``.
+
+    With at least as many seeds in all as ``cfg["workers"] > 1`` (medium: 6 cells x 3 seeds), whole
+    seeds run in that many forked single-thread processes (:func:`iclr26.runtime.fork_map`), the
+    refusal cells' first (their attack usually takes a second round) and each seed's jobs serially in
+    its process. That spares each seed's phases their forks and the copying of cache entries between
+    processes, and no worker waits for a seed's longest job. Otherwise (small: one seed) the seeds run
+    one at a time, each with its jobs in ``workers`` processes. A seed's result is the same either way:
+    its jobs start from the same cache contents whatever ``workers`` is."""
+    todo = [((attack, task), k) for attack, task in cells for k in range(cfg["seeds"])]
+    if 1 < cfg["workers"] <= len(todo):
+        todo.sort(key=lambda item: item[0][1] != "refusal")  # stable: cell and seed order otherwise
+        quiet = dataclasses.replace(ctx, show_progress=False)  # one progress bar, over seeds, here
+
+        def one(item):
+            (attack, task), k = item
+            return _saved_seed(hf, {**cfg, "attack": attack, "task": task, "workers": 1}, quiet, k)
+
+        done = fork_map(
+            one,
+            todo,
+            workers=cfg["workers"],
+            progress=lambda stream: ctx.progress(stream, total=len(todo), desc="seeds"),
+        )
+    else:
+        done = [_saved_seed(hf, {**cfg, "attack": a, "task": t}, ctx, k) for (a, t), k in todo]
+    out: dict[tuple[str, str], list] = {cell: [None] * cfg["seeds"] for cell in cells}
+    for (cell, k), result in zip(todo, done, strict=True):
+        out[cell][k] = result
+    return out
+
+
 def _estimate(stat, runs, key: str, names: tuple[str, ...], unit: str):
     """Interval of ``stat`` over the per-prompt columns ``names`` of ``runs[*][key]`` (paired rows)."""
     per_seed = [np.column_stack([r[key][n] for n in names]) for r in runs]
@@ -627,7 +663,36 @@ def _models_table(runs) -> list[dict]:
     ]
 
 
+@contextlib.contextmanager
+def _malloc_keeps_freed_memory():
+    """Within the block, glibc's malloc keeps freed memory for reuse instead of handing it back to the
+    system; afterwards its defaults return and the kept memory is released. Each training and decoding
+    step allocates the same large blocks (a 256 x 49,152 logits block is 50 MB, above malloc's mmap
+    ceiling), and a fresh mapping costs a page fault per 4 kB. Measured serially, one run each on a
+    machine not idle: one medium seed's variant trainings spent 1.1 s in the system against 5.0, the
+    whole seed 380 CPU-s against 401. Nothing changes where the C library has no ``mallopt`` (not
+    glibc)."""
+    libc = ctypes.CDLL(None)
+    if not hasattr(libc, "mallopt"):
+        yield
+        return
+    m_trim_threshold, m_mmap_max = -1, -4  # mallopt parameters, <malloc.h>
+    libc.mallopt(m_mmap_max, 0)
+    libc.mallopt(m_trim_threshold, 1 << 30)
+    try:
+        yield
+    finally:
+        libc.mallopt(m_mmap_max, 65536)  # glibc's defaults
+        libc.mallopt(m_trim_threshold, 128 * 1024)
+        libc.malloc_trim(0)
+
+
 def run(ctx: RunContext) -> Result:
+    with _malloc_keeps_freed_memory():
+        return _run(ctx)
+
+
+def _run(ctx: RunContext) -> Result:
     set_torch_threads()
     cfg = {**SETTINGS[ctx.scale], "workers": worker_count()}
     hf = ctx.load_model(default="embedded")
@@ -641,9 +706,9 @@ def run(ctx: RunContext) -> Result:
         f"{cfg['seeds']} seed(s)"
     )
     claims, tables, per_cell = [], {}, {}
+    seeds = _all_seeds(hf, cfg, cells, ctx)
     for attack, task in cells:
-        cell_cfg = {**cfg, "attack": attack, "task": task}
-        runs = [_saved_seed(hf, cell_cfg, ctx, k) for k in range(cfg["seeds"])]
+        runs = seeds[attack, task]
         label = _cell_label(attack, task)
         if len(cells) == 1:  # one cell (small): the claims and table keep their plain names
             claims += _claims(runs, scale)
