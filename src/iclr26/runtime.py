@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import contextlib
+import ctypes
+import ctypes.util
 import io
 import os
 import random
@@ -67,6 +70,34 @@ def set_torch_threads() -> int:
         raise ValueError(f"{TORCH_THREADS_ENV} must be an integer, got {raw!r}") from None
     torch.set_num_threads(n)
     return n
+
+
+#: mallopt(3) parameter numbers (glibc's <malloc.h>) by the names :func:`malloc_settings` takes.
+MALLOPT_PARAMETERS = {"trim_threshold": -1, "mmap_threshold": -3, "mmap_max": -4}
+
+
+@contextlib.contextmanager
+def malloc_settings(during: dict[str, int], after: dict[str, int]) -> Iterator[bool]:
+    """Inside the block glibc's malloc runs with ``during`` (mallopt(3) parameters by name, see
+    :data:`MALLOPT_PARAMETERS`); on exit ``after`` is set and freed memory is handed back
+    (``malloc_trim``). Yields whether ``during`` took effect: nothing changes where the C library has no
+    ``mallopt`` (not glibc). Process-wide, and inherited by processes forked inside the block."""
+    unknown = (set(during) | set(after)) - set(MALLOPT_PARAMETERS)
+    if unknown:
+        raise ValueError(f"malloc settings: unknown {sorted(unknown)}; expected {sorted(MALLOPT_PARAMETERS)}")
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        mallopt = libc.mallopt
+    except (OSError, AttributeError):
+        yield False
+        return
+    ok = all([mallopt(MALLOPT_PARAMETERS[name], value) == 1 for name, value in during.items()])
+    try:
+        yield ok
+    finally:
+        for name, value in after.items():
+            mallopt(MALLOPT_PARAMETERS[name], value)
+        getattr(libc, "malloc_trim", lambda _pad: 0)(0)
 
 
 #: What :func:`fork_map`'s workers inherit from their parent (the function and its jobs), so that

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 from iclr26.runtime import TORCH_THREADS_ENV, set_torch_threads
@@ -120,3 +121,42 @@ def test_fork_map_reports_each_result_here_as_it_finishes(workers):
     seen = {}
     out = fork_map(lambda i: i * 10, range(5), workers=workers, on_result=seen.__setitem__)
     assert out == [0, 10, 20, 30, 40] and seen == dict(enumerate(out))
+
+
+def _mmapped_blocks() -> int | None:
+    """glibc's count of blocks served by mmap (``mallinfo2().hblks``); None outside glibc."""
+    import ctypes
+    import ctypes.util
+
+    class Mallinfo2(ctypes.Structure):
+        _fields_ = [  # all ten fields: mallinfo2 returns the whole struct
+            (name, ctypes.c_size_t)
+            for name in ("arena", "ordblks", "smblks", "hblks", "hblkhd")
+            + ("usmblks", "fsmblks", "uordblks", "fordblks", "keepcost")
+        ]
+
+    libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+    if not hasattr(libc, "mallinfo2"):
+        return None
+    libc.mallinfo2.restype = Mallinfo2
+    return libc.mallinfo2().hblks
+
+
+def test_malloc_settings_apply_inside_the_block_and_restore_after():
+    """With mmap_max 0 a 64 MB block comes from the heap (no new mmapped block); after the block glibc
+    maps such a block again. Unknown parameter names are refused."""
+    from iclr26.runtime import malloc_settings
+
+    if _mmapped_blocks() is None:
+        pytest.skip("not glibc (no mallinfo2)")
+    before = _mmapped_blocks()
+    with malloc_settings({"mmap_max": 0}, {"mmap_max": 65536}) as ok:
+        inside = np.ones(8 << 20)  # 64 MB
+        assert ok and _mmapped_blocks() == before
+        del inside
+    outside = np.ones(8 << 20)
+    assert _mmapped_blocks() == before + 1
+    del outside
+    with pytest.raises(ValueError, match="mmap_treshold"):
+        with malloc_settings({"mmap_treshold": 1}, {}):
+            pass

@@ -44,8 +44,6 @@ of the same 6 variants, each + the same recovery; N = 1 ranks channels by :func:
 
 from __future__ import annotations
 
-import contextlib
-import ctypes
 import dataclasses
 import hashlib
 import json
@@ -56,7 +54,7 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
+from ..runtime import RunContext, fork_map, malloc_settings, set_torch_threads, worker_count
 from ..store import atomic_write_text
 from ..uncertainty import bootstrap, hierarchical_bootstrap
 from . import (
@@ -663,28 +661,17 @@ def _models_table(runs) -> list[dict]:
     ]
 
 
-@contextlib.contextmanager
 def _malloc_keeps_freed_memory():
     """Within the block, glibc's malloc keeps freed memory for reuse instead of handing it back to the
-    system; afterwards its defaults return and the kept memory is released. Each training and decoding
+    system; afterwards glibc's default values are set again and the kept memory is released (see
+    :func:`iclr26.runtime.malloc_settings`). Each training and decoding
     step allocates the same large blocks (a 256 x 49,152 logits block is 50 MB, above malloc's mmap
     ceiling), and a fresh mapping costs a page fault per 4 kB. Measured serially, one run each on a
     machine not idle: one medium seed's variant trainings spent 1.1 s in the system against 5.0, the
-    whole seed 380 CPU-s against 401. Nothing changes where the C library has no ``mallopt`` (not
-    glibc)."""
-    libc = ctypes.CDLL(None)
-    if not hasattr(libc, "mallopt"):
-        yield
-        return
-    m_trim_threshold, m_mmap_max = -1, -4  # mallopt parameters, <malloc.h>
-    libc.mallopt(m_mmap_max, 0)
-    libc.mallopt(m_trim_threshold, 1 << 30)
-    try:
-        yield
-    finally:
-        libc.mallopt(m_mmap_max, 65536)  # glibc's defaults
-        libc.mallopt(m_trim_threshold, 128 * 1024)
-        libc.malloc_trim(0)
+    whole seed 380 CPU-s against 401."""
+    return malloc_settings(
+        {"mmap_max": 0, "trim_threshold": 1 << 30}, {"mmap_max": 65536, "trim_threshold": 128 << 10}
+    )
 
 
 def run(ctx: RunContext) -> Result:

@@ -26,6 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..models._heads import plain_output_layer
+from ..runtime import malloc_settings
 
 #: ``target_modules`` of the authors' ``LoraConfig`` (Llama-family names).
 AUTHORS_TARGETS = ("k_proj", "q_proj", "v_proj", "o_proj", "gate_proj", "down_proj", "up_proj", "lm_head")
@@ -225,7 +226,6 @@ def detach(model, layers: dict) -> None:
 MMAP_THRESHOLD = 1 << 20
 
 
-@contextmanager
 def _heap_without_holes():
     """glibc only: serve allocations >= :data:`MMAP_THRESHOLD` bytes by ``mmap`` inside the block.
 
@@ -234,23 +234,7 @@ def _heap_without_holes():
     from the 2.7 GiB of live memory to 4.1 GiB (measured). Outside glibc this does nothing. On exit the
     threshold is set to 32 MiB, the value glibc's dynamic threshold reaches after the first large free.
     """
-    import ctypes
-    import ctypes.util
-
-    try:
-        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
-        mallopt = libc.mallopt
-    except (OSError, AttributeError):
-        yield
-        return
-    m_mmap_threshold = -3
-    ok = mallopt(m_mmap_threshold, MMAP_THRESHOLD)
-    try:
-        yield
-    finally:
-        if ok:
-            mallopt(m_mmap_threshold, 32 << 20)
-            getattr(libc, "malloc_trim", lambda _pad: 0)(0)
+    return malloc_settings({"mmap_threshold": MMAP_THRESHOLD}, {"mmap_threshold": 32 << 20})
 
 
 def fit(
