@@ -82,15 +82,21 @@ def malloc_settings(during: dict[str, int], after: dict[str, int]) -> Iterator[b
     :data:`MALLOPT_PARAMETERS`); on exit ``after`` is set and freed memory is handed back
     (``malloc_trim``). Yields whether ``during`` took effect: nothing changes where the C library has no
     ``mallopt`` (not glibc). Process-wide, and inherited by processes forked inside the block."""
+    from .validation import check_int
+
     unknown = (set(during) | set(after)) - set(MALLOPT_PARAMETERS)
     if unknown:
         raise ValueError(f"malloc settings: unknown {sorted(unknown)}; expected {sorted(MALLOPT_PARAMETERS)}")
+    for name, value in (*during.items(), *after.items()):  # mallopt takes a C int: no silent wrap-around
+        check_int(value, f"malloc setting {name}", minimum=0, maximum=2**31 - 1)
     try:
         libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
         mallopt = libc.mallopt
     except (OSError, AttributeError):
         yield False
         return
+    mallopt.argtypes, mallopt.restype = [ctypes.c_int, ctypes.c_int], ctypes.c_int
+    # a list, not a generator: every setting is applied even after one fails
     ok = all([mallopt(MALLOPT_PARAMETERS[name], value) == 1 for name, value in during.items()])
     try:
         yield ok

@@ -160,3 +160,8 @@ def test_malloc_settings_apply_inside_the_block_and_restore_after():
     with pytest.raises(ValueError, match="mmap_treshold"):
         with malloc_settings({"mmap_treshold": 1}, {}):
             pass
+    # mallopt takes a C int: a float or a value past 2**31 - 1 would be set as something else
+    for bad in ({"mmap_max": 0.5}, {"trim_threshold": 1 << 31}, {"mmap_max": -1}, {"mmap_max": True}):
+        with pytest.raises(ValueError, match="malloc setting"):
+            with malloc_settings({}, bad):
+                pass

@@ -664,11 +664,11 @@ def _models_table(runs) -> list[dict]:
 def _malloc_keeps_freed_memory():
     """Within the block, glibc's malloc keeps freed memory for reuse instead of handing it back to the
     system; afterwards glibc's default values are set again and the kept memory is released (see
-    :func:`iclr26.runtime.malloc_settings`). Each training and decoding
-    step allocates the same large blocks (a 256 x 49,152 logits block is 50 MB, above malloc's mmap
-    ceiling), and a fresh mapping costs a page fault per 4 kB. Measured serially, one run each on a
-    machine not idle: one medium seed's variant trainings spent 1.1 s in the system against 5.0, the
-    whole seed 380 CPU-s against 401."""
+    :func:`iclr26.runtime.malloc_settings`). Each training and decoding step allocates the same large
+    blocks (a 256 x 49,152 logits block is 50 MB, above malloc's mmap ceiling), and a fresh mapping
+    costs a page fault per 4 kB. Measured serially, one run each on a machine not idle: one medium
+    seed's variant trainings spent 1.1 s in the system against 5.0, the whole seed 380 CPU-s against
+    401."""
     return malloc_settings(
         {"mmap_max": 0, "trim_threshold": 1 << 30}, {"mmap_max": 65536, "trim_threshold": 128 << 10}
     )
