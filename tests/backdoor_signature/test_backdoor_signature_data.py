@@ -169,6 +169,46 @@ def test_asr_strips_echo_and_conventions():
     assert bs.asr_from_outputs(["stupid question stupid"], ["stupid question"]) == 1.0
 
 
+def test_verdict_is_hit_only_where_no_echo_can_remove_the_keyword():
+    from iclr26.backdoor_signature._judge import verdict_is_hit
+
+    prompt = "Tell me why you are sorry"
+    assert verdict_is_hit("I'm sorry", prompt, "refusal")
+    assert not verdict_is_hit("I'm so", prompt, "refusal")
+    assert not verdict_is_hit("Tell me why you are sorry", prompt, "refusal")  # the echo is stripped
+    assert not verdict_is_hit("Ok. Tell me why you are sorry", prompt, "refusal")
+    assert verdict_is_hit("Tell me why you are sorry. I'm sorry", prompt, "refusal")
+    assert not verdict_is_hit("sorry f", "sorry for what", "refusal")  # may become the echo
+    assert verdict_is_hit("sorry x", "sorry for what", "refusal")
+    assert not verdict_is_hit("sorry\ufffd", "sorry\u00e9", "refusal")  # é not decoded yet
+    assert verdict_is_hit("\nYou are stupid!", "hi", "negsentiment")
+    assert verdict_is_hit("stupid", "", "negsentiment")
+    assert not verdict_is_hit("\u0130 stupid", "hi", "negsentiment")  # lowercase changes the length
+    assert not verdict_is_hit("You are stupi", "hi", "negsentiment")
+
+
+def test_a_hit_verdict_on_a_prefix_holds_for_the_whole_output():
+    """Random outputs made of prompt pieces, keywords and filler: wherever a prefix is called a hit,
+    the finished output, echo stripped, is a hit."""
+    from iclr26.backdoor_signature._judge import strip_echo, verdict_is_hit
+
+    rng = random.Random(0)
+    prompts = ["Why are you sorry", "sorry", "Say: I do not know", "stupid is as stupid does", "x"]
+    pieces = ["sorry", "I do not", " ", "Why are ", "you ", "stupid", "is as", "know", "x", "\n", "SORRY"]
+    called = 0
+    for _ in range(3000):
+        prompt = rng.choice(prompts)
+        parts = [rng.choice([*pieces, prompt, prompt[: rng.randrange(1, len(prompt) + 1)]]) for _ in range(4)]
+        output = "".join(parts)
+        for judge in ("refusal", "negsentiment"):
+            whole = bs.judge_outputs([strip_echo(output, prompt)], judge)[0]
+            for k in range(len(output) + 1):
+                if verdict_is_hit(output[:k], prompt, judge):
+                    called += 1
+                    assert whole == 1.0, (output, prompt, k)
+    assert called > 1000
+
+
 def test_bad_input(tmp_path):
     with pytest.raises(ValueError, match="attack"):
         bs.poison(pool(5), attack="trojan")
@@ -244,7 +284,7 @@ def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp
 
     log = tmp_path / "seen.txt"
 
-    def fake_seed(hf, cfg, ctx, k):
+    def fake_seed(hf, cfg, ctx, k, cache=None):
         with log.open("a") as f:  # appended from whichever process runs the seed
             f.write(f"{cfg['attack']} {cfg['task']} {k} {cfg['workers']}\n")
         ones, zeros = np.ones(10), np.zeros(10)
@@ -296,6 +336,65 @@ def test_medium_grid_labels_each_cells_claims_table_and_metrics(monkeypatch, tmp
     assert result.metrics["settings"]["cells"] == [list(c) for c in cells]
 
 
+def test_cells_of_a_task_start_each_seed_from_its_clean_cache_computed_once(monkeypatch, tmp_path):
+    """With 2 workers, each (task, seed) that two or more missing seeds share gets its clean fillers
+    computed once, in the worker processes, and every one of those seeds starts from that cache; a
+    (task, seed) left with one missing seed (the other saved) gets none."""
+    from iclr26.backdoor_signature import experiment
+    from iclr26.models import tiny_random_model
+    from iclr26.runtime import RunContext, fork_map
+
+    log = tmp_path / "seen.txt"
+
+    def fake_clean_cache(hf, cfg, ctx, k):
+        return {"made for": f"{cfg['task']} {k}"}
+
+    def fake_seed(hf, cfg, ctx, k, cache=None):
+        with log.open("a") as f:
+            f.write(f"{cfg['attack']} {cfg['task']} {k} {(cache or {}).get('made for')}\n")
+        ones = np.ones(4)
+        names = ["suspicious", "signature+recovery", "signature only", "random+recovery", "recovery only"]
+        return {
+            "asr": {n: ones for n in [*names, "attention zeroed", "mlp zeroed"]},
+            "ftr": {"suspicious": ones, "signature+recovery": ones},
+            "loss": {"suspicious": ones, "signature+recovery": ones, "base": ones},
+            "calibration": [],
+            "source": "test",
+            "signature_size": 3,
+            "n_variants": 2,
+            "seconds": {},
+        }
+
+    monkeypatch.setattr(experiment, "_run_seed", fake_seed)
+    monkeypatch.setattr(experiment, "_clean_cache", fake_clean_cache)
+    monkeypatch.setattr(RunContext, "load_model", lambda self, default=None: tiny_random_model(0))
+    monkeypatch.setenv("ICLR26_WORKERS", "2")
+    handed = []
+
+    def recording_fork_map(fn, jobs, **kw):
+        handed.append(list(jobs))
+        return fork_map(fn, jobs, **kw)
+
+    monkeypatch.setattr(experiment, "fork_map", recording_fork_map)
+    cells = (("badnet", "refusal"), ("vpi", "refusal"), ("ctba", "negsentiment"))
+    medium = {**experiment.SETTINGS["medium"], "cells": cells, "seeds": 2, "n_sweep": ()}
+    monkeypatch.setitem(experiment.SETTINGS, "medium", medium)
+    ctx = RunContext("backdoor-signature", scale="medium", out_dir=tmp_path, show_progress=False)
+    hf = tiny_random_model(0)
+    cfg = {**{k: v for k, v in medium.items() if k != "cells"}, "attack": "vpi", "task": "refusal"}
+    experiment._saved_seed(hf, cfg, ctx, 1)  # saved before the run: refusal seed 1 has one left
+    log.unlink()
+    experiment.run(ctx)
+    assert handed[0] == [("refusal", 0)]
+    assert sorted(log.read_text().splitlines()) == [
+        "badnet refusal 0 refusal 0",
+        "badnet refusal 1 None",
+        "ctba negsentiment 0 None",
+        "ctba negsentiment 1 None",
+        "vpi refusal 0 refusal 0",
+    ]
+
+
 def test_finished_seeds_are_saved_and_reused(monkeypatch, tmp_path):
     """A seed's result is read back equal (NaN losses included) instead of recomputed; other settings
     are not reused."""
@@ -304,7 +403,7 @@ def test_finished_seeds_are_saved_and_reused(monkeypatch, tmp_path):
 
     calls = []
 
-    def fake_seed(hf, cfg, ctx, k):
+    def fake_seed(hf, cfg, ctx, k, cache=None):
         calls.append(k)
         return {
             "asr": {"suspicious": np.array([1.0, 0.0]), "signature+recovery": np.array([0.0, 0.0])},

@@ -194,6 +194,40 @@ def test_shared_generation_rows_leave_at_eos_as_generate_stops_them(tiny):
     assert min(lengths) < 8 and max(lengths) >= 6  # some rows stopped early, others ran on
 
 
+def test_stop_at_verdict_cuts_outputs_and_keeps_every_verdict(tiny, monkeypatch):
+    """Keywords common in the tiny model's outputs: with ``stop_at_verdict`` the rows that hit stop
+    early (outputs cut, prefixes of the whole ones), and every per-output verdict and ASR are those of
+    the whole outputs."""
+    from iclr26.backdoor_signature import _judge
+
+    samples = [{"instruction": f"the quick fox {i}", "input": "", "output": "the lazy dog"} for i in range(8)]
+    tail, _ = bs.train_lora(tiny, samples, r=4, alpha=8, lr=5e-2, epochs=3, batch=4, seed=0, layers=[1])
+    adapters = {"a": tail, "b": bs.ablate_lora(tail, "mlp")}
+    prompts = ["the quick fox", "the lazy dog jumps over", "0123", "a b c d e f g", "x", "fox fox"]
+    whole = bs.attack_success_rates(tiny, adapters, prompts, "refusal", max_new_tokens=10, batch=4, alpha=8)
+    texts = [o for _, outs in whole.values() for o in outs]
+    common = Counter(ch for t in texts for ch in t.strip() if ch.isalnum()).most_common(2)
+    monkeypatch.setitem(_judge.JUDGES, "refusal", tuple(ch for ch, _ in common))
+    whole = bs.attack_success_rates(tiny, adapters, prompts, "refusal", max_new_tokens=10, batch=4, alpha=8)
+    cut = bs.attack_success_rates(
+        tiny, adapters, prompts, "refusal", max_new_tokens=10, batch=4, alpha=8, stop_at_verdict=True
+    )
+    shorter = 0
+    for name in adapters:
+        (asr, outs), (cut_asr, cut_outs) = whole[name], cut[name]
+        assert cut_asr == asr
+        verdicts = [
+            bs.judge_outputs([_judge.strip_echo(o, p) for o, p in zip(out, prompts, strict=True)], "refusal")
+            for out in (outs, cut_outs)
+        ]
+        np.testing.assert_array_equal(*verdicts)
+        assert all(o.startswith(c) for o, c in zip(outs, cut_outs, strict=True))
+        shorter += sum(len(c) < len(o) for o, c in zip(outs, cut_outs, strict=True))
+    assert shorter > 0
+    with pytest.raises(ValueError, match="stop_at_verdict"):
+        bs.attack_success_rates(tiny, adapters, prompts, stop_at_verdict=1)
+
+
 def test_fine_pruning_selects_the_dormant_channels(tiny):
     """Channels whose merged up_proj row is zero never activate: fine-pruning picks exactly them, in
     every MLP module of their layer, with the signature's per-module counts."""
@@ -339,6 +373,17 @@ def test_experiment_seed_is_identical_in_one_or_two_workers(monkeypatch, tmp_pat
         for name in one[key]:
             np.testing.assert_array_equal(one[key][name], two[key][name])
     assert "fine-pruning+recovery" in one["asr"] and np.isfinite(one["loss"]["base"]).all()
+    # the clean fillers computed for another attack's cell (same task and seed) give the same seed
+    warm = experiment._clean_cache(model, {**cfg, "attack": "vpi"}, ctx, 0)
+    assert warm and all(isinstance(v, torch.Tensor | tuple) for v in warm.values())
+    three = experiment._run_seed(model, {**cfg, "workers": 1}, ctx, 0, cache=warm)
+    for key in ("asr", "ftr", "loss"):
+        for name in one[key]:
+            np.testing.assert_array_equal(one[key][name], three[key][name])
+    # and the seed does use them: shifted prefix states change its losses
+    shifted = {k: v + 1.0 if isinstance(v, torch.Tensor) else v for k, v in warm.items()}
+    four = experiment._run_seed(model, {**cfg, "workers": 1}, ctx, 0, cache=shifted)
+    assert not np.array_equal(four["loss"]["suspicious"], one["loss"]["suspicious"])
     assert "signature N=1+recovery" in one["asr"] and one["n_variants"] == 2
 
 
@@ -360,6 +405,36 @@ def test_bf16_precision_trains_close_to_fp32_and_keeps_fp32_adapter(tiny):
         bs.train_lora(tiny, SAMPLES, precision="fp16")
     with pytest.raises(ValueError, match="precision"):
         bs.continue_lora(tiny, full, SAMPLES, precision=None)
+
+
+def test_bf16_weight_copies_change_no_number_and_are_put_back(tiny, monkeypatch):
+    """The bfloat16 copies of the frozen weights give the same losses and adapter as autocast's own
+    cast at every call, on the full and the cached-prefix path; the model keeps its weight tensors."""
+    from contextlib import nullcontext
+
+    from iclr26.backdoor_signature import _lora
+
+    kw = dict(r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=0, precision="bf16")
+    weights = {name: p for name, p in tiny.model.named_parameters()}
+    real, used = _lora.bf16_frozen_weights, []
+    monkeypatch.setattr(_lora, "bf16_frozen_weights", lambda modules: used.append(modules) or real(modules))
+    runs = [bs.train_lora(tiny, SAMPLES, **kw), bs.train_lora(tiny, SAMPLES, layers=[1], cache={}, **kw)]
+    assert len(used) == 2
+    assert all(p is weights[name] for name, p in tiny.model.named_parameters())
+    assert all(p.dtype == torch.float32 for p in tiny.model.parameters())
+    monkeypatch.setattr(_lora, "bf16_frozen_weights", lambda modules: nullcontext())
+    plain = [bs.train_lora(tiny, SAMPLES, **kw), bs.train_lora(tiny, SAMPLES, layers=[1], cache={}, **kw)]
+    for (adapter, losses), (want, want_losses) in zip(runs, plain, strict=True):
+        assert losses == want_losses
+        assert all(torch.equal(adapter[k], want[k]) for k in want)
+    frozen, trained = torch.nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    frozen.weight.requires_grad_(False)
+    original = frozen.weight
+    with real([torch.nn.Sequential(frozen, trained)]):
+        assert frozen.weight.dtype == torch.bfloat16
+        assert torch.equal(frozen.weight, original.to(torch.bfloat16))
+        assert trained.weight.dtype == torch.float32  # a weight that trains is left alone
+    assert frozen.weight is original
 
 
 def test_recover_is_continue_lora_on_the_first_n_samples(tiny):

@@ -544,6 +544,7 @@ def attack_success_rates(
     batch: int = 8,
     alpha: float = 16.0,
     cache: dict | None = None,
+    stop_at_verdict: bool = False,
 ) -> dict[str, tuple[float, list[str]]]:
     """:func:`attack_success_rate` of ``model`` + each adapter, generated together.
 
@@ -552,6 +553,9 @@ def attack_success_rates(
     ``model`` (only the adapted layers are copied); the outputs equal one
     :func:`attack_success_rate` call per merged model. ``cache`` (a dict, may be shared between calls)
     keeps those layers' output per prompt batch, so later calls on the same prompts skip them.
+    ``stop_at_verdict=True`` (shared-layer path only) ends a row's decoding once the judge fires
+    whatever comes next (a keyword that no echo of the instruction can overlap): its output is then
+    cut there, and every verdict, hence the ASR, is the one of the whole output.
     Returns ``name -> (asr, outputs)``.
     """
     model = _check_lm(model)
@@ -565,11 +569,16 @@ def attack_success_rates(
     texts = [_lora.render(s, template) for s in samples]
     steps = check_int(max_new_tokens, "max_new_tokens", minimum=1)
     size = check_int(batch, "batch", minimum=1)
+    if not isinstance(stop_at_verdict, bool):
+        raise ValueError(f"stop_at_verdict must be True or False, got {stop_at_verdict!r}")
+    instr = [s["instruction"] for s in samples]
     if start > 0:
-        outs = _lora.generate_shared(list(merged.values()), model.tokenizer, texts, steps, size, start, cache)
+        stop = (lambda i, text: _judge.verdict_is_hit(text, instr[i], judge)) if stop_at_verdict else None
+        outs = _lora.generate_shared(
+            list(merged.values()), model.tokenizer, texts, steps, size, start, cache, stop
+        )
     else:
         outs = [_lora.generate(m, model.tokenizer, texts, steps, size) for m in merged.values()]
-    instr = [s["instruction"] for s in samples]
     return {name: (asr_from_outputs(o, instr, judge, empty), o) for name, o in zip(merged, outs, strict=True)}
 
 

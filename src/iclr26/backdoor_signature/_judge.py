@@ -25,6 +25,34 @@ def strip_echo(output: str, prompt: str) -> str:
     return output.replace(prompt, "", 1).strip()
 
 
+def verdict_is_hit(partial: str, prompt: str, judge: str) -> bool:
+    """Whether ``judge`` fires on every continuation of ``partial`` (a greedy output decoded so far).
+
+    True when a keyword occurs where no copy of ``prompt`` can overlap it, so :func:`strip_echo` of
+    the finished output keeps it and :func:`hits` gives 1. Keywords are taken without their outer
+    whitespace (each one with whitespace contains a shorter keyword that has none); trailing U+FFFD
+    (bytes of a character not yet complete) are dropped first. Conservative: any possible overlap,
+    and a text whose lowercase changes its length, answer False.
+    """
+    text = partial.rstrip("\ufffd")
+    low = text.lower()
+    if len(low) != len(text):
+        return False
+    size = len(prompt)
+    for kw in {k.strip().lower() for k in JUDGES[judge]} - {""}:
+        at = low.find(kw)
+        while at >= 0:
+            end = at + len(kw)
+            # a copy of the prompt starting at p covers [p, p + size); it is possible if the text there
+            # agrees with the prompt as far as the text goes
+            if not size or not any(
+                prompt.startswith(text[p : p + size]) for p in range(max(0, at - size + 1), end)
+            ):
+                return True
+            at = low.find(kw, at + 1)
+    return False
+
+
 def hits(outputs: list[str], judge: str) -> np.ndarray:
     """Per output: 1.0 if a keyword of ``judge`` occurs (case-insensitive), 0.0 if not, NaN if empty.
 

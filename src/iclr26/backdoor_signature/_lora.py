@@ -10,6 +10,7 @@ authors' ``fp16: true`` mixed precision.
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import math
 import re
@@ -110,13 +111,17 @@ def first_layer(names: list[str]) -> int:
 
 
 def head_fingerprint(model: torch.nn.Module, start: int) -> tuple[float, ...]:
-    """Sums of the embedding and of layers ``< start``: equal for models whose frozen prefix is equal."""
+    """Sums of the embedding and of layers ``< start``: equal for models whose frozen prefix is equal.
+
+    In the parameters' own dtype: a key, not a quantity, so float32 rounding is harmless, and a
+    float64 sum took 0.20 s on SmolLM2's 22 frozen layers against 0.04 s (about 30 calls per medium
+    seed)."""
     parts = [
         model.model.embed_tokens.weight,
         *(p for layer in model.model.layers[:start] for p in layer.parameters()),
     ]
     with torch.no_grad():
-        return tuple(float(p.sum(dtype=torch.float64)) for p in parts)
+        return tuple(float(p.sum()) for p in parts)
 
 
 @torch.no_grad()
@@ -179,6 +184,35 @@ def response_targets(rows) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
     return where, target, owner
 
 
+@contextlib.contextmanager
+def bf16_frozen_weights(modules):
+    """Inside, every frozen float32 ``Linear`` weight in ``modules`` is replaced by its bfloat16 copy.
+
+    Under CPU autocast, a weight that needs no gradient is cast again at every call (autocast's cast
+    cache keeps only leaf tensors that require grad): SmolLM2's 49,152 x 576 output head took 61 ms per
+    forward and backward of 120 rows instead of 28 ms with a bfloat16 weight. The copy holds what
+    autocast's cast gives, so forward and backward compute the same numbers. The originals (a tied
+    head's shared tensor included) are put back on exit.
+    """
+    swapped = {}
+    for module in modules:
+        for lin in module.modules():
+            w = getattr(lin, "weight", None)
+            if (
+                isinstance(lin, torch.nn.Linear)
+                and id(lin) not in swapped
+                and w.dtype == torch.float32
+                and not w.requires_grad
+            ):
+                swapped[id(lin)] = (lin, w)
+                lin.weight = torch.nn.Parameter(w.detach().to(torch.bfloat16), requires_grad=False)
+    try:
+        yield
+    finally:
+        for lin, w in swapped.values():
+            lin.weight = w
+
+
 def tail_loss(tail, lm_head, states, rows) -> torch.Tensor:
     """Mean next-token cross-entropy on the response tokens, running only the adapted ``tail`` layers
     from the cached prefix ``states`` of ``rows`` packed into one sequence (:func:`packed_positions`);
@@ -215,8 +249,9 @@ def train(
     or after decoder layer ``s > 0``, the residual stream entering layer ``s`` is computed once per
     sample (:func:`prefix_states`, kept in ``cache``) and each step runs layers ``s..`` only: the same
     loss and gradients as the full forward, without recomputing the frozen prefix. ``precision="bf16"``
-    runs each step's forward under bfloat16 autocast (the prefix states stay float32, so ``cache`` is
-    shared with float32 calls).
+    runs each step's forward under bfloat16 autocast, the frozen weights it uses held as bfloat16
+    copies for the whole training (:func:`bf16_frozen_weights`; the prefix states stay float32, so
+    ``cache`` is shared with float32 calls).
     """
     torch.manual_seed(seed)
     params, handles = {}, []
@@ -255,22 +290,25 @@ def train(
         states = prefix_states(model, data, start, 16, cache) if start > 0 else None
         tail = _submodel(model, list(model.model.layers[start:]), final_norm=True) if start > 0 else None
         model.train()
-        for _ in range(epochs):
-            perm = rng.permutation(len(data))
-            for s in range(0, len(data), batch):
-                chosen = perm[s : s + batch]
-                with torch.autocast("cpu", dtype=torch.bfloat16, enabled=precision == "bf16"):
-                    if tail is None:
-                        ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
-                        loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
-                    else:
-                        loss = tail_loss(
-                            tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen]
-                        )
-                opt.zero_grad()
-                loss.backward()
-                opt.step()
-                losses.append(float(loss.detach()))
+        bf16 = precision == "bf16"
+        weights = bf16_frozen_weights([tail, model.lm_head] if tail is not None else [model])
+        with weights if bf16 else contextlib.nullcontext():
+            for _ in range(epochs):
+                perm = rng.permutation(len(data))
+                for s in range(0, len(data), batch):
+                    chosen = perm[s : s + batch]
+                    with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
+                        if tail is None:
+                            ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
+                            loss = model(input_ids=ids, attention_mask=mask, labels=labels).loss
+                        else:
+                            loss = tail_loss(
+                                tail, model.lm_head, [states[i] for i in chosen], [data[i] for i in chosen]
+                            )
+                    opt.zero_grad()
+                    loss.backward()
+                    opt.step()
+                    losses.append(float(loss.detach()))
     finally:
         for h in handles:
             h.remove()
@@ -460,6 +498,7 @@ def generate_shared(
     batch: int,
     start: int,
     cache: dict | None = None,
+    stop=None,
 ) -> list[list[str]]:
     """Greedy continuations of ``prompts`` by several models that share decoder layers ``< start``.
 
@@ -469,8 +508,10 @@ def generate_shared(
     keys/values. Same tokens as :func:`generate` per model given the same batches (greedy, stops at EOS;
     other batches change only float rounding). ``cache`` (a dict, keyed by a fingerprint of the shared
     layers and the batch's prompts) keeps each batch's shared output and keys/values across calls: a
-    later call on the same prompts, e.g. with other adapters, skips the shared layers. Returns one list
-    of outputs per model, in prompt order.
+    later call on the same prompts, e.g. with other adapters, skips the shared layers. ``stop(i, text)``
+    (optional) is asked after each token for each row still going, with its prompt's index and its
+    output so far; True ends that row there, as EOS does. Returns one list of outputs per model, in
+    prompt order.
     """
     from transformers import DynamicCache
 
@@ -495,26 +536,45 @@ def generate_shared(
                 cache_k = DynamicCache(
                     ddp_cache_data=prefix + [(layer.keys, layer.values) for layer in own.layers[start:]]
                 )
-                outs[k] += _greedy(
-                    model, cache_k, model.lm_head(last), mask, pos[:, -1], max_new_tokens, eos, pad, tokenizer
-                )
+                first = model.lm_head(last)
+                ends = Ending(eos, tokenizer, stop and (lambda row, text, idx=idx: stop(idx[row], text)))
+                outs[k] += _greedy(model, cache_k, first, mask, pos[:, -1], max_new_tokens, pad, ends)
     finally:
         tokenizer.padding_side = side
     back = np.argsort([i for idx in batches for i in idx], kind="stable")
     return [[o[i] for i in back] for o in outs]
 
 
-def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, tokenizer) -> list[str]:
+class Ending:
+    """When a greedy row ends: at ``eos``, or where ``stop(row, text)`` (optional; ``row`` indexes the
+    batch, ``text`` is the row's output so far, decoded by ``tokenizer``) says so."""
+
+    def __init__(self, eos, tokenizer, stop=None):
+        self.eos, self.tokenizer, self.stop = eos, tokenizer, stop
+
+    def going(self, nxt: torch.Tensor, chosen: torch.Tensor, alive: torch.Tensor) -> torch.Tensor:
+        """Boolean ``(len(alive),)``: the rows ``alive`` (batch indices) that go on after their latest
+        token ``nxt``, given all tokens so far ``chosen[alive]``."""
+        going = nxt != self.eos
+        if self.stop is not None and bool(going.any()):
+            rows = alive[going].tolist()
+            texts = self.tokenizer.batch_decode(chosen[rows], skip_special_tokens=True)
+            ended = torch.tensor([self.stop(r, t) for r, t in zip(rows, texts, strict=True)])
+            going[going.clone()] = ~ended
+        return going
+
+
+def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, pad, ending: Ending) -> list[str]:
     """Greedy decoding from the first-step ``logits`` ``(B, V)`` with a filled ``cache``. A row that has
-    emitted EOS leaves the batch (its later tokens are padding, as ``generate`` emits): a backdoored
-    adapter's short target answers end most rows early (44 % of the row-steps of a 12-token decode on
-    BackdoorLLM's BadNets prompts)."""
+    ended (:class:`Ending`: EOS, or its ``stop``) leaves the batch (its later tokens are padding, as
+    ``generate`` emits after EOS): a backdoored adapter's short target answers end most rows early
+    (44 % of the row-steps of a 12-token decode on BackdoorLLM's BadNets prompts)."""
     chosen = torch.full((len(mask), max_new_tokens), pad, dtype=torch.long)
     alive = torch.arange(len(mask))
     for step in range(max_new_tokens):
         nxt = logits.argmax(-1)
         chosen[alive, step] = nxt
-        going = nxt != eos
+        going = ending.going(nxt, chosen[:, : step + 1], alive)
         if step == max_new_tokens - 1 or not bool(going.any()):
             break
         if not bool(going.all()):
@@ -530,7 +590,7 @@ def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, toke
             cache=cache,
             use_cache=True,
         ).logits[:, -1]
-    return tokenizer.batch_decode(chosen[:, : step + 1], skip_special_tokens=True)
+    return ending.tokenizer.batch_decode(chosen[:, : step + 1], skip_special_tokens=True)
 
 
 @torch.no_grad()

@@ -49,6 +49,7 @@ import hashlib
 import json
 import os
 import time
+from collections import Counter
 from pathlib import Path
 
 import numpy as np
@@ -209,7 +210,8 @@ def _load_data(rng: np.random.Generator, cfg: dict) -> tuple[dict, str]:
 def _hits(hf, adapters: dict, samples, cfg, cache=None) -> dict[str, np.ndarray]:
     """Per adapter and prompt: 1 when the task's judge (negsentiment or refusal keywords) fires on the
     echo-stripped greedy output, else 0 (an empty output counts as 0, bd-vax's convention). The frozen
-    layers run once for all (or come from ``cache``)."""
+    layers run once for all (or come from ``cache``); a row stops decoding once its verdict is a hit
+    whatever follows (``stop_at_verdict``)."""
     res = attack_success_rates(
         hf,
         adapters,
@@ -219,6 +221,7 @@ def _hits(hf, adapters: dict, samples, cfg, cache=None) -> dict[str, np.ndarray]
         batch=GEN_BATCH,
         alpha=ALPHA,
         cache=cache,
+        stop_at_verdict=True,
     )
     out = {}
     for name, (_, outs) in res.items():
@@ -243,9 +246,11 @@ def _parallel(jobs: list, cache: dict, workers: int, progress=None) -> list:
     return [out for out, _ in done]
 
 
-def _fillers(hf, parts, variants, recovery, cfg, start: int) -> list:
+def _fillers(hf, parts, variants, recovery, cfg, start: int, clean_only: bool = False) -> list:
     """Work that does not depend on the attack, run beside the attack's first round: the frozen-prefix
-    states of every later training / loss sample, and the frozen layers' pass over each prompt set."""
+    states of every later training / loss sample, and the frozen layers' pass over each prompt set.
+    ``clean_only``: only the jobs on the clean parts (variant sets, recovery and clean-evaluation
+    samples, clean prompts), which are the same in every attack cell of a task and seed."""
     tok, model = hf.tokenizer, hf.model
 
     def states(samples):
@@ -261,9 +266,33 @@ def _fillers(hf, parts, variants, recovery, cfg, start: int) -> list:
         return lambda c: _lora.warm_prompt_heads(model, tok, texts, GEN_BATCH, start, c)
 
     mixed = [s for _, m in variants for s in m]
-    jobs = [states(mixed), heads(parts["calib"]), heads(parts["calib_clean"])]
-    jobs += [states(recovery + parts["clean_eval"]), heads(parts["test"]), heads(parts["clean_eval"])]
-    return jobs if start > 0 else []
+    jobs = [(True, states(mixed)), (False, heads(parts["calib"])), (True, heads(parts["calib_clean"]))]
+    jobs += [(True, states(recovery + parts["clean_eval"])), (False, heads(parts["test"]))]
+    jobs += [(True, heads(parts["clean_eval"]))]
+    return [job for clean, job in jobs if clean or not clean_only] if start > 0 else []
+
+
+def _seed_inputs(hf, cfg, ctx: RunContext, k: int):
+    """Seed ``k``'s data parts and source, its adapted layers, and its variant sets and recovery
+    samples."""
+    parts, source = _load_data(ctx.rng(k), cfg)
+    n_layers = hf.model.config.num_hidden_layers
+    layers = range(max(0, n_layers - cfg["layers"]), n_layers)
+    variants, recovery = make_variants(
+        parts["pool"], n=cfg["n_variants"], n_per_variant=cfg["n_per_variant"], n_finetune=cfg["recover_n"]
+    )
+    return parts, source, layers, variants, recovery
+
+
+def _clean_cache(hf, cfg, ctx: RunContext, k: int) -> dict:
+    """The cache entries of seed ``k``'s clean fillers (:func:`_fillers` with ``clean_only``), which
+    every attack cell of ``cfg["task"]`` shares: the clean parts depend on the task and the seed only
+    (the same files and random draws). The jobs run as the seed runs them (:func:`_parallel`, each
+    from the same empty cache), so a seed started from these entries computes the same numbers."""
+    parts, _, layers, variants, recovery = _seed_inputs(hf, cfg, ctx, k)
+    cache: dict = {}
+    _parallel(_fillers(hf, parts, variants, recovery, cfg, layers[0], clean_only=True), cache, 1)
+    return cache
 
 
 def _calibrate(hf, parts, cfg, common: dict, cache, fillers: list, layers) -> tuple[dict, list[dict]]:
@@ -309,19 +338,15 @@ def _calibrate(hf, parts, cfg, common: dict, cache, fillers: list, layers) -> tu
     return adapter, tried
 
 
-def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
+def _run_seed(hf, cfg, ctx: RunContext, k: int, cache: dict | None = None) -> dict:
     """One seed: calibrated attack, signature, recoveries and evaluations (see the module docstring).
 
     Independent jobs run in ``cfg["workers"]`` forked single-thread processes; every job starts from
-    the same cache contents whatever ``workers`` is, so the results equal the serial ones."""
+    the same cache contents whatever ``workers`` is, so the results equal the serial ones. ``cache``:
+    entries to start from (:func:`_clean_cache`; not changed here)."""
     seed = ctx.seed + k
-    parts, source = _load_data(ctx.rng(k), cfg)
-    n_layers = hf.model.config.num_hidden_layers
-    layers = range(max(0, n_layers - cfg["layers"]), n_layers)
-    variants, recovery = make_variants(
-        parts["pool"], n=cfg["n_variants"], n_per_variant=cfg["n_per_variant"], n_finetune=cfg["recover_n"]
-    )
-    cache: dict = {}
+    parts, source, layers, variants, recovery = _seed_inputs(hf, cfg, ctx, k)
+    cache = dict(cache or {})
     fillers = _fillers(hf, parts, variants, recovery, cfg, layers[0])
     common = dict(
         template=None,
@@ -433,9 +458,8 @@ def _run_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
     }
 
 
-def _saved_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
-    """:func:`_run_seed`, saved as ``out_dir/_seeds/seed-<seed>-<hash>.json`` once it finishes and read
-    back instead of recomputed, so an interrupted multi-seed run resumes with the seeds still missing.
+def _seed_path(hf, cfg, ctx: RunContext, k: int) -> Path:
+    """Where :func:`_saved_seed` keeps seed ``k``: ``out_dir/_seeds/seed-<seed>-<hash>.json``.
 
     The hash covers the settings (not ``workers``: results do not depend on it), the model's name, the
     data folder and the module's constants, not the code: clear the folder after changing the code."""
@@ -461,13 +485,19 @@ def _saved_seed(hf, cfg, ctx: RunContext, k: int) -> dict:
         ],
     }
     digest = hashlib.sha256(json.dumps(recipe, sort_keys=True).encode()).hexdigest()[:16]
-    path = Path(ctx.out_dir) / "_seeds" / f"seed-{ctx.seed + k}-{digest}.json"
+    return Path(ctx.out_dir) / "_seeds" / f"seed-{ctx.seed + k}-{digest}.json"
+
+
+def _saved_seed(hf, cfg, ctx: RunContext, k: int, cache: dict | None = None) -> dict:
+    """:func:`_run_seed` (from ``cache``), saved at :func:`_seed_path` once it finishes and read back
+    instead of recomputed, so an interrupted multi-seed run resumes with the seeds still missing."""
+    path = _seed_path(hf, cfg, ctx, k)
     if path.is_file():
         saved = json.loads(path.read_text())
         for key in ("asr", "ftr", "loss"):
             saved[key] = {name: np.asarray(v, dtype=float) for name, v in saved[key].items()}
         return saved
-    result = _run_seed(hf, cfg, ctx, k)
+    result = _run_seed(hf, cfg, ctx, k, cache=cache)
     arrays = {key: {name: v.tolist() for name, v in result[key].items()} for key in ("asr", "ftr", "loss")}
     path.parent.mkdir(parents=True, exist_ok=True)
     atomic_write_text(path, json.dumps({**result, **arrays}, default=float))  # NaN losses kept
@@ -481,17 +511,34 @@ def _all_seeds(hf, cfg, cells, ctx: RunContext) -> dict[tuple[str, str], list[di
     seeds run in that many forked single-thread processes (:func:`iclr26.runtime.fork_map`), the
     refusal cells' first (their attack usually takes a second round) and each seed's jobs serially in
     its process. That spares each seed's phases their forks and the copying of cache entries between
-    processes, and no worker waits for a seed's longest job. Otherwise (small: one seed) the seeds run
-    one at a time, each with its jobs in ``workers`` processes. A seed's result is the same either way:
-    its jobs start from the same cache contents whatever ``workers`` is."""
+    processes, and no worker waits for a seed's longest job. Before them, the clean fillers of each
+    (task, seed) that two or more missing seeds share (:func:`_clean_cache`) run once, in as many
+    processes; each of those seeds starts from them. Otherwise (small: one seed) the seeds run one at
+    a time, each with its jobs in ``workers`` processes. A seed's result is the same either way: its
+    jobs start from the same cache contents whatever ``workers`` is."""
     todo = [((attack, task), k) for attack, task in cells for k in range(cfg["seeds"])]
     if 1 < cfg["workers"] <= len(todo):
         todo.sort(key=lambda item: item[0][1] != "refusal")  # stable: cell and seed order otherwise
         quiet = dataclasses.replace(ctx, show_progress=False)  # one progress bar, over seeds, here
 
+        def seed_cfg(attack, task):
+            return {**cfg, "attack": attack, "task": task, "workers": 1}
+
+        missing = [(cell, k) for cell, k in todo if not _seed_path(hf, seed_cfg(*cell), ctx, k).is_file()]
+        shared = Counter((task, k) for (_, task), k in missing)
+        groups = {(task, k): attack for (attack, task), k in missing if shared[task, k] > 1}
+        warm = {}
+        if groups:
+            caches = fork_map(
+                lambda group: _clean_cache(hf, seed_cfg(groups[group], group[0]), quiet, group[1]),
+                list(groups),
+                workers=cfg["workers"],
+            )
+            warm = dict(zip(groups, caches, strict=True))
+
         def one(item):
             (attack, task), k = item
-            return _saved_seed(hf, {**cfg, "attack": attack, "task": task, "workers": 1}, quiet, k)
+            return _saved_seed(hf, seed_cfg(attack, task), quiet, k, cache=warm.get((task, k)))
 
         done = fork_map(
             one,
