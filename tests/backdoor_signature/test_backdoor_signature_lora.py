@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 
 import numpy as np
@@ -435,6 +436,38 @@ def test_bf16_weight_copies_change_no_number_and_are_put_back(tiny, monkeypatch)
         assert torch.equal(frozen.weight, original.to(torch.bfloat16))
         assert trained.weight.dtype == torch.float32  # a weight that trains is left alone
     assert frozen.weight is original
+
+
+@pytest.mark.parametrize("steps", [1, 4, 10, 37])
+def test_cosine_lr_factors_equal_transformers_schedule(steps):
+    """The authors' LlamaFactory schedule: transformers' cosine with warm-up over ceil(10 %) steps."""
+    from transformers import get_cosine_schedule_with_warmup
+
+    from iclr26.backdoor_signature import _lora
+
+    opt = torch.optim.SGD([torch.nn.Parameter(torch.zeros(1))], lr=1.0)
+    sched = get_cosine_schedule_with_warmup(opt, math.ceil(0.1 * steps), steps)
+    want = []
+    for _ in range(steps):
+        want.append(opt.param_groups[0]["lr"])
+        opt.step()
+        sched.step()
+    np.testing.assert_allclose(_lora.lr_factors(steps, "cosine"), want, rtol=0, atol=1e-15)
+    assert _lora.lr_factors(steps, "constant") == [1.0] * steps
+
+
+def test_cosine_schedule_trains_differently_and_starts_at_rate_zero(tiny):
+    kw = dict(r=4, alpha=8, lr=1e-2, epochs=2, batch=4, seed=0)
+    constant, _ = bs.train_lora(tiny, SAMPLES, **kw)
+    cosine, _ = bs.train_lora(tiny, SAMPLES, lr_schedule="cosine", **kw)
+    assert set(cosine) == set(constant) and not all(torch.equal(cosine[k], constant[k]) for k in constant)
+    # one step: the warm-up's first factor is 0, so the adapter does not move
+    same, _ = bs.continue_lora(tiny, constant, SAMPLES[:4], alpha=8, epochs=1, batch=4, lr_schedule="cosine")
+    assert all(torch.equal(same[k], constant[k]) for k in constant)
+    with pytest.raises(ValueError, match="lr_schedule"):
+        bs.train_lora(tiny, SAMPLES, lr_schedule="linear")
+    with pytest.raises(ValueError, match="lr_schedule"):
+        bs.recover(tiny, constant, SAMPLES, n=4, lr_schedule=None)
 
 
 def test_recover_is_continue_lora_on_the_first_n_samples(tiny):

@@ -397,9 +397,10 @@ def _check_lm(model):
     return model
 
 
-def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length, precision):
+def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length, precision, lr_schedule):
     check_in(template, TEMPLATES, "template")
     check_in(precision, _lora.PRECISIONS, "precision")
+    check_in(lr_schedule, _lora.SCHEDULES, "lr_schedule")
     if isinstance(lr, bool) or not isinstance(lr, int | float) or not 0 < lr < 1:
         raise ValueError(f"lr must be a number in (0, 1), got {lr!r}")
     if isinstance(alpha, bool) or not isinstance(alpha, int | float) or alpha <= 0:
@@ -414,6 +415,7 @@ def _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length
         seed=check_int(seed, "seed"),
         max_length=check_int(max_length, "max_length", minimum=2),
         precision=precision,
+        lr_schedule=lr_schedule,
         samples=_check_samples(samples, "samples"),
     )
 
@@ -433,6 +435,7 @@ def train_lora(
     layers: Sequence[int] | None = None,
     cache: dict | None = None,
     precision: str = "fp32",
+    lr_schedule: str = "constant",
 ) -> tuple[Adapter, list[float]]:
     """Train a LoRA adapter on ``samples`` (loss on the response tokens); ``model`` is left unchanged.
 
@@ -441,11 +444,15 @@ def train_lora(
     frozen layers ``< s`` run once per sample and each step runs layers ``s..`` only (same loss and
     gradients); pass the same ``cache`` dict to several calls to reuse those states. ``precision``:
     ``"fp32"`` or ``"bf16"`` (bfloat16 autocast with float32 LoRA weights and optimiser, the CPU
-    counterpart of the authors' ``fp16: true``; about 1.5x faster on a CPU with AVX512-BF16). Returns
-    the PEFT-style adapter state dict and the per-step training losses.
+    counterpart of the authors' ``fp16: true``; about 1.5x faster on a CPU with AVX512-BF16).
+    ``lr_schedule``: ``"constant"`` (default) or ``"cosine"``, the authors' LlamaFactory schedule
+    (transformers' cosine with linear warm-up over the first 10 % of the steps; the first step has
+    rate 0). Returns the PEFT-style adapter state dict and the per-step training losses.
     """
     model = _check_lm(model)
-    args = _train_args(samples, template, r, alpha, lr, epochs, batch, seed, max_length, precision)
+    args = _train_args(
+        samples, template, r, alpha, lr, epochs, batch, seed, max_length, precision, lr_schedule
+    )
     if targets != "all-linear":
         targets = tuple(targets)
     if layers is not None:
@@ -473,9 +480,10 @@ def continue_lora(
     max_length: int = 256,
     cache: dict | None = None,
     precision: str = "fp32",
+    lr_schedule: str = "constant",
 ) -> tuple[Adapter, list[float]]:
     """Continue training ``adapter`` (e.g. a suppressed one: the recovery fine-tune) on ``samples``
-    (``cache`` and ``precision`` as :func:`train_lora`)."""
+    (``cache``, ``precision`` and ``lr_schedule`` as :func:`train_lora`)."""
     model = _check_lm(model)
     pairs = _signature.lora_pairs(_check_adapter(adapter, "adapter"))
     ranks = {a.shape[0] for a, _ in pairs.values()}
@@ -485,7 +493,9 @@ def continue_lora(
     known = {n for n, _ in model.model.named_modules()}
     if not set(names) <= known:
         raise ValueError("adapter names modules that the model does not have")
-    args = _train_args(samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length, precision)
+    args = _train_args(
+        samples, template, ranks.pop(), alpha, lr, epochs, batch, seed, max_length, precision, lr_schedule
+    )
     samples = args.pop("samples")
     if cache is not None and not isinstance(cache, dict):
         raise ValueError(f"cache must be a dict or None, got {type(cache).__name__}")
@@ -744,6 +754,7 @@ def variant_deltas(
     cache: dict | None = None,
     progress=None,
     precision: str = "fp32",
+    lr_schedule: str = "constant",
     variants_from: str = "adapter",
 ) -> list[dict[str, torch.Tensor]]:
     """Steps 1-2 of :func:`purify`: the differential deltas ``Δ_i`` of the ``n`` variants, one dict
@@ -759,7 +770,8 @@ def variant_deltas(
     (shared among ``workers``) and kept in ``cache`` (as :func:`train_lora`); each training job starts
     from its own copy, so results do not depend on ``workers``. ``progress`` wraps the stream of
     finished variant trainings (e.g. a progress bar). The first ``k`` deltas are those of the first
-    ``k`` variants, so one call serves an N sweep. ``precision`` as :func:`train_lora`.
+    ``k`` variants, so one call serves an N sweep. ``precision`` and ``lr_schedule`` as
+    :func:`train_lora`.
     """
     model = _check_lm(model)
     pairs = _check_suspicious(suspicious, r)
@@ -777,7 +789,9 @@ def variant_deltas(
     layer_ids = {_lora.layer_index(k) for k in names}
     layers = None if None in layer_ids else layer_ids
     cache = {} if cache is None else cache
-    kw = _train_args(clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length, precision)
+    kw = _train_args(
+        clean_pool, template, r, alpha, lr, epochs, batch, seed, max_length, precision, lr_schedule
+    )
     del kw["samples"], kw["seed"]
     kw.update(targets=targets, layers=layers, cache=cache)
     _warm_cache(base, model.tokenizer, [m for _, m in variants], kw, workers)
@@ -808,6 +822,7 @@ def find_signature(
     cache: dict | None = None,
     progress=None,
     precision: str = "fp32",
+    lr_schedule: str = "constant",
     variants_from: str = "adapter",
 ) -> tuple[Signature, dict[str, np.ndarray]]:
     """Steps 1-3 of :func:`purify`: the backdoor signature of ``suspicious``, without its trigger.
@@ -835,6 +850,7 @@ def find_signature(
         cache=cache,
         progress=progress,
         precision=precision,
+        lr_schedule=lr_schedule,
         variants_from=variants_from,
     )
     scores = signature_scores(deltas, lam=lam)
@@ -855,11 +871,13 @@ def recover(
     max_length: int = 256,
     cache: dict | None = None,
     precision: str = "fp32",
+    lr_schedule: str = "constant",
 ) -> tuple[Adapter, list[float]]:
     """Step 5 of :func:`purify`, the lightweight recovery fine-tune: :func:`continue_lora` of the
     suppressed ``adapter`` on the first ``n`` of ``clean_samples`` (bd-vax's ``finetune_clean``: 200
     samples, lr 5e-5, 5 epochs). Also the pure fine-tuning baseline when ``adapter`` is the suspicious
-    one. Returns the recovered adapter and the step losses."""
+    one. ``cache``, ``precision`` and ``lr_schedule`` as :func:`train_lora`. Returns the recovered
+    adapter and the step losses."""
     n = check_int(n, "n", minimum=1)
     samples = _check_samples(clean_samples, "clean_samples")
     if len(samples) < n:
@@ -877,6 +895,7 @@ def recover(
         max_length=max_length,
         cache=cache,
         precision=precision,
+        lr_schedule=lr_schedule,
     )
 
 
@@ -903,6 +922,7 @@ def purify(
     cache: dict | None = None,
     progress=None,
     precision: str = "fp32",
+    lr_schedule: str = "constant",
     variants_from: str = "adapter",
 ) -> Purified:
     """The whole pipeline on a suspicious LoRA adapter of ``model``, without trigger knowledge.
@@ -910,8 +930,8 @@ def purify(
     1-3. :func:`find_signature` (variant adapters in ``workers`` forked processes); 4. top ``ratio``
     channels per MLP module zeroed in ``suspicious`` (:func:`suppress`); 5. :func:`recover` on the
     ``recover_n`` held-out clean samples of :func:`make_variants` (lr ``recover_lr``,
-    ``recover_epochs``). ``cache`` and ``precision`` (every training) as :func:`train_lora`,
-    ``variants_from`` as :func:`variant_deltas`.
+    ``recover_epochs``). ``cache``, ``precision`` and ``lr_schedule`` (every training) as
+    :func:`train_lora`, ``variants_from`` as :func:`variant_deltas`.
     ``progress(stage)`` is called with ``"variants"`` and ``"recovery"`` when each stage ends.
     """
     model = _check_lm(model)
@@ -939,6 +959,7 @@ def purify(
         workers=workers,
         cache=cache,
         precision=precision,
+        lr_schedule=lr_schedule,
         variants_from=variants_from,
     )
     if progress is not None:
@@ -958,6 +979,7 @@ def purify(
         max_length=max_length,
         cache=cache,
         precision=precision,
+        lr_schedule=lr_schedule,
     )
     if progress is not None:
         progress("recovery")

@@ -29,6 +29,8 @@ ALPACA_INPUT = (
 )
 PREFIX = "base_model.model."
 PRECISIONS = ("fp32", "bf16")
+SCHEDULES = ("constant", "cosine")
+WARMUP_RATIO = 0.1  # bd-vax's LlamaFactory configs: cosine with 10 % linear warm-up
 
 
 def render(sample: dict, template: str | None) -> str:
@@ -224,6 +226,24 @@ def tail_loss(tail, lm_head, states, rows) -> torch.Tensor:
     return torch.nn.functional.cross_entropy(lm_head(hidden[where]).float(), target)
 
 
+def lr_factors(steps: int, schedule: str) -> list[float]:
+    """The learning rate's factor at each of ``steps`` optimiser steps: 1 throughout (``"constant"``),
+    or (``"cosine"``) the authors' LlamaFactory schedule, transformers' cosine with linear warm-up over
+    ``ceil(WARMUP_RATIO · steps)`` steps (``get_cosine_schedule_with_warmup``; its first step has
+    factor 0 when there is a warm-up)."""
+    if schedule == "constant":
+        return [1.0] * steps
+    warmup = math.ceil(steps * WARMUP_RATIO)
+    out = []
+    for k in range(steps):
+        if k < warmup:
+            out.append(k / max(1, warmup))
+        else:
+            progress = (k - warmup) / max(1, steps - warmup)
+            out.append(max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress))))
+    return out
+
+
 def train(
     model,
     tokenizer,
@@ -242,6 +262,7 @@ def train(
     layers=None,
     cache=None,
     precision="fp32",
+    lr_schedule="constant",
 ) -> tuple[dict[str, torch.Tensor], list[float]]:
     """Train a LoRA adapter (from ``init`` if given) on a frozen ``model``; returns (adapter, step losses).
 
@@ -251,7 +272,8 @@ def train(
     loss and gradients as the full forward, without recomputing the frozen prefix. ``precision="bf16"``
     runs each step's forward under bfloat16 autocast, the frozen weights it uses held as bfloat16
     copies for the whole training (:func:`bf16_frozen_weights`; the prefix states stay float32, so
-    ``cache`` is shared with float32 calls).
+    ``cache`` is shared with float32 calls). ``lr_schedule``: the rate's factor per step
+    (:func:`lr_factors`).
     """
     torch.manual_seed(seed)
     params, handles = {}, []
@@ -292,11 +314,13 @@ def train(
         model.train()
         bf16 = precision == "bf16"
         weights = bf16_frozen_weights([tail, model.lm_head] if tail is not None else [model])
+        factors = iter(lr_factors(epochs * math.ceil(len(data) / batch), lr_schedule))
         with weights if bf16 else contextlib.nullcontext():
             for _ in range(epochs):
                 perm = rng.permutation(len(data))
                 for s in range(0, len(data), batch):
                     chosen = perm[s : s + batch]
+                    opt.param_groups[0]["lr"] = lr * next(factors)
                     with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bf16):
                         if tail is None:
                             ids, mask, labels = batch_tensors([data[i] for i in chosen], pad)
