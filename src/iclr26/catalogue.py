@@ -283,13 +283,13 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "backdoor-signature",
         "LLM methods",
-        "partial",
+        "implemented",
         "Purifying backdoored generative LLMs without trigger knowledge or a clean reference model.",
         budget_s=150.0,
         budget_reason="trains SmolLM2-135M LoRA adapters on the CPU: the attack (calibrated to ASR >= 0.6, "
         "2 rounds of 4 epochs), 2N = 6 variant adapters and 3 recovery fine-tunes in 2 worker processes, "
-        "then greedy generation on 40 triggered and 40 clean prompts for 7 adapters; ~184-190 CPU-s, 106.6 s "
-        "on the idle machine, 147.3 s as the load rose to 3.8 (the issue allows about 3 min)",
+        "then greedy generation on 40 triggered and 40 clean prompts for 7 adapters; ~110 CPU-s, 66.1 s "
+        "on the idle machine (95.2 s on session 19's machine; the issue allows about 3 min)",
     ),
     _E(
         "mpo",
