@@ -287,8 +287,11 @@ def _seed_inputs(hf, cfg, ctx: RunContext, k: int):
 def _clean_cache(hf, cfg, ctx: RunContext, k: int) -> dict:
     """The cache entries of seed ``k``'s clean fillers (:func:`_fillers` with ``clean_only``), which
     every attack cell of ``cfg["task"]`` shares: the clean parts depend on the task and the seed only
-    (the same files and random draws). The jobs run as the seed runs them (:func:`_parallel`, each
-    from the same empty cache), so a seed started from these entries computes the same numbers."""
+    (the same clean file and random draws, as BackdoorLLM's poisoned and triggered files have the same
+    sizes for every attack; the embedded set draws them after the clean split). The jobs run as the
+    seed runs them (:func:`_parallel`, each from the same empty cache), so a seed started from these
+    entries computes the same numbers. Entries are keyed by content: a seed whose clean parts differ
+    uses only the rows and prompt batches it has in common with these, and computes the rest."""
     parts, _, layers, variants, recovery = _seed_inputs(hf, cfg, ctx, k)
     cache: dict = {}
     _parallel(_fillers(hf, parts, variants, recovery, cfg, layers[0], clean_only=True), cache, 1)
