@@ -313,9 +313,9 @@ def train(
         tail = _submodel(model, list(model.model.layers[start:]), final_norm=True) if start > 0 else None
         model.train()
         bf16 = precision == "bf16"
-        weights = bf16_frozen_weights([tail, model.lm_head] if tail is not None else [model])
+        trained = [tail, model.lm_head] if tail is not None else [model]
         factors = iter(lr_factors(epochs * math.ceil(len(data) / batch), lr_schedule))
-        with weights if bf16 else contextlib.nullcontext():
+        with bf16_frozen_weights(trained) if bf16 else contextlib.nullcontext():
             for _ in range(epochs):
                 perm = rng.permutation(len(data))
                 for s in range(0, len(data), batch):
@@ -560,45 +560,44 @@ def generate_shared(
                 cache_k = DynamicCache(
                     ddp_cache_data=prefix + [(layer.keys, layer.values) for layer in own.layers[start:]]
                 )
-                first = model.lm_head(last)
-                ends = Ending(eos, tokenizer, stop and (lambda row, text, idx=idx: stop(idx[row], text)))
-                outs[k] += _greedy(model, cache_k, first, mask, pos[:, -1], max_new_tokens, pad, ends)
+                row_stop = stop and (lambda row, text, idx=idx: stop(idx[row], text))
+                outs[k] += _greedy(
+                    model,
+                    cache_k,
+                    model.lm_head(last),
+                    mask,
+                    pos[:, -1],
+                    max_new_tokens,
+                    eos,
+                    pad,
+                    tokenizer,
+                    row_stop,
+                )
     finally:
         tokenizer.padding_side = side
     back = np.argsort([i for idx in batches for i in idx], kind="stable")
     return [[o[i] for i in back] for o in outs]
 
 
-class Ending:
-    """When a greedy row ends: at ``eos``, or where ``stop(row, text)`` (optional; ``row`` indexes the
-    batch, ``text`` is the row's output so far, decoded by ``tokenizer``) says so."""
-
-    def __init__(self, eos, tokenizer, stop=None):
-        self.eos, self.tokenizer, self.stop = eos, tokenizer, stop
-
-    def going(self, nxt: torch.Tensor, chosen: torch.Tensor, alive: torch.Tensor) -> torch.Tensor:
-        """Boolean ``(len(alive),)``: the rows ``alive`` (batch indices) that go on after their latest
-        token ``nxt``, given all tokens so far ``chosen[alive]``."""
-        going = nxt != self.eos
-        if self.stop is not None and bool(going.any()):
-            rows = alive[going].tolist()
-            texts = self.tokenizer.batch_decode(chosen[rows], skip_special_tokens=True)
-            ended = torch.tensor([self.stop(r, t) for r, t in zip(rows, texts, strict=True)])
-            going[going.clone()] = ~ended
-        return going
-
-
-def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, pad, ending: Ending) -> list[str]:
+def _greedy(
+    model, cache, logits, mask, last_pos, max_new_tokens, eos, pad, tokenizer, stop=None
+) -> list[str]:
     """Greedy decoding from the first-step ``logits`` ``(B, V)`` with a filled ``cache``. A row that has
-    ended (:class:`Ending`: EOS, or its ``stop``) leaves the batch (its later tokens are padding, as
-    ``generate`` emits after EOS): a backdoored adapter's short target answers end most rows early
-    (44 % of the row-steps of a 12-token decode on BackdoorLLM's BadNets prompts)."""
+    emitted EOS, or for which ``stop(row, text)`` (optional; ``row`` indexes the batch, ``text`` is its
+    output so far) is True, leaves the batch (its later tokens are padding, as ``generate`` emits after
+    EOS): a backdoored adapter's short target answers end most rows early (44 % of the row-steps of a
+    12-token decode on BackdoorLLM's BadNets prompts)."""
     chosen = torch.full((len(mask), max_new_tokens), pad, dtype=torch.long)
     alive = torch.arange(len(mask))
     for step in range(max_new_tokens):
         nxt = logits.argmax(-1)
         chosen[alive, step] = nxt
-        going = ending.going(nxt, chosen[:, : step + 1], alive)
+        going = nxt != eos
+        if stop is not None and bool(going.any()):
+            at = going.nonzero().squeeze(-1)
+            texts = tokenizer.batch_decode(chosen[alive[at], : step + 1], skip_special_tokens=True)
+            rows = alive[at].tolist()
+            going[at] = torch.tensor([not stop(r, t) for r, t in zip(rows, texts, strict=True)])
         if step == max_new_tokens - 1 or not bool(going.any()):
             break
         if not bool(going.all()):
@@ -614,7 +613,7 @@ def _greedy(model, cache, logits, mask, last_pos, max_new_tokens, pad, ending: E
             cache=cache,
             use_cache=True,
         ).logits[:, -1]
-    return ending.tokenizer.batch_decode(chosen[:, : step + 1], skip_special_tokens=True)
+    return tokenizer.batch_decode(chosen[:, : step + 1], skip_special_tokens=True)
 
 
 @torch.no_grad()
