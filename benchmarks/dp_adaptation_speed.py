@@ -36,6 +36,8 @@ import torch
 
 from iclr26.dp_adaptation_privacy import (
     _dpsgd,
+    _draws_dropout,  # with _ghost.covers: whether adapt clips a full model by ghost norms
+    _ghost,
     _hoistable_body,  # whether adapt computes a head-only model's body once
     _trainable,  # the per-method parameter selection of ``adapt``
 )
@@ -124,7 +126,7 @@ def _opacus_steps(hf, params: dict, ids, mask) -> dict:
     return {"opacus hooks": hooks_step, "opacus ghost": ghost_step}
 
 
-def bench(base, method: str, ids, mask, repeats: int) -> dict:
+def bench(base, method: str, ids, mask, repeats: int, microbatch: int | None) -> dict:
     """{variant: (CPU seconds per step, peak GiB)} for one method."""
     hf, params = _trainable(copy.deepcopy(base.model).train(), method, 8, 16.0, ("q_proj", "v_proj"), 8)
     for p in hf.parameters():
@@ -154,12 +156,14 @@ def bench(base, method: str, ids, mask, repeats: int) -> dict:
 
         rows["non-private, body once"] = _measure(plain_hoisted, repeats)
     else:
+        ghost = method == "full" and _ghost.covers(hf, params) and not _draws_dropout(hf)
 
         def ours():
             detached = {k: p.detach() for k, p in params.items()}
             _dpsgd.dp_gradient(
-                hf, detached, ids, mask, max_grad_norm=1.0, sigma=1.0, expected_batch_size=len(ids)
-            )
+                hf, detached, ids, mask, max_grad_norm=1.0, sigma=1.0, expected_batch_size=len(ids),
+                microbatch=microbatch, ghost=ghost,
+            )  # fmt: skip
 
     rows["ours"] = _measure(ours, repeats)
     if method in ("head", "lora"):
@@ -175,6 +179,7 @@ def main() -> None:
     ap.add_argument("--batch", type=int, default=8)
     ap.add_argument("--length", type=int, default=64)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--microbatch", type=int, default=None, help="adapt's microbatch for ours (default: all)")
     args = ap.parse_args()
     torch.set_num_threads(1)
     base = _load(args.model)
@@ -183,7 +188,7 @@ def main() -> None:
     mask = torch.ones_like(ids)
     print(f"model={args.model} batch={args.batch}x{args.length} threads=1, CPU seconds per step, peak RSS")
     for method in args.methods:
-        rows = bench(base, method, ids, mask, args.repeats)
+        rows = bench(base, method, ids, mask, args.repeats, args.microbatch)
         for variant, (cpu, peak) in rows.items():
             print(f"{method:6s} {variant:24s} {cpu:8.3f} CPU-s  {peak:5.2f} GiB", flush=True)
         plain = rows.get("non-private, body once", rows["non-private"])[0]

@@ -328,3 +328,118 @@ def test_head_adaptation_with_hidden_states_computed_once_equals_the_general_pat
     dropped = copy.deepcopy(tiny.model)
     dropped.config.attention_dropout = 0.1
     assert dpa._hoistable_body(tiny.model) and not dpa._hoistable_body(dropped)
+
+
+@pytest.mark.parametrize("microbatch", [None, 2])
+def test_unclipped_gradient_is_one_batched_backward_equal_to_the_per_sequence_sum(tiny, texts, microbatch):
+    """With max_grad_norm = inf (eps = inf) dp_gradient sums by a batched backward; the result equals the
+    vmap per-sequence gradients summed (padding included) and leaves the caller's tensors untouched."""
+    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:5], 16)
+    mask[2, 6:] = 0
+    params = {k: p.detach() for k, p in tiny.model.named_parameters()}
+    ref = _dpsgd.clip_and_sum(_dpsgd.per_sample_grads(tiny.model, params, ids, mask), math.inf)
+    ours = _dpsgd.dp_gradient(
+        tiny.model, params, ids, mask, max_grad_norm=math.inf, sigma=0.0, expected_batch_size=2.5,
+        microbatch=microbatch,
+    )  # fmt: skip
+    for k in params:
+        torch.testing.assert_close(ours[k], ref[k] / 2.5, rtol=1e-5, atol=1e-6)
+    assert not any(p.requires_grad for p in params.values())
+    empty = _dpsgd.dp_gradient(
+        tiny.model, params, ids[:0], mask[:0], max_grad_norm=math.inf, sigma=0.0, expected_batch_size=2.5
+    )
+    assert all(not g.any() for g in empty.values())
+
+
+def test_privatise_draws_the_noise_of_torch_normal():
+    """The in-place noise is the draw of (g + torch.normal(0, sigma C, shape)) / E, per parameter in order."""
+    g = {"a": torch.randn(7, 3), "b": torch.randn(5)}
+    ours = _dpsgd.privatise(g, 0.7, 2.0, 3.0, torch.Generator().manual_seed(4))
+    gen = torch.Generator().manual_seed(4)
+    for k, v in g.items():
+        assert torch.equal(ours[k], (v + torch.normal(0.0, 1.4, v.shape, generator=gen)) / 3.0)
+    assert all(
+        torch.equal(r, v / 3.0) for r, v in zip(_dpsgd.privatise(g, 0.0, 2.0, 3.0).values(), g.values())
+    )
+
+
+def test_head_clipped_sum_of_an_empty_batch_is_zero(tiny):
+    weight = tiny.model.get_output_embeddings().weight.detach()
+    hidden = torch.zeros(0, 5, weight.shape[1])
+    ids = torch.zeros(0, 5, dtype=torch.long)
+    out = _dpsgd.head_clipped_sum(hidden, weight, ids, torch.ones_like(ids), 1.0)
+    assert out.shape == weight.shape and not out.any()
+
+
+def _untied(model):
+    import copy
+
+    untied = copy.deepcopy(model)
+    untied.lm_head.weight = torch.nn.Parameter(untied.lm_head.weight.detach().clone())
+    untied.config.tie_word_embeddings = False
+    return untied
+
+
+@pytest.mark.parametrize("clip", [1e-3, 0.5, math.inf])
+@pytest.mark.parametrize("tied", [True, False])
+def test_ghost_clipped_sum_equals_per_sample_gradients(tiny, texts, clip, tied):
+    """Ghost norms + book-keeping equal clipping vmap's per-sequence gradients over every parameter of the
+    tiny Llama (tied embeddings: the head/embedding cross term; padding; every row clipped or none)."""
+    from iclr26.dp_adaptation_privacy import _ghost
+
+    model = tiny.model if tied else _untied(tiny.model)
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    assert _ghost.covers(model, params)
+    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:5], 20)
+    mask[1, 8:] = 0
+    ref = _dpsgd.clip_and_sum(_dpsgd.per_sample_grads(model, params, ids, mask), clip)
+    ours = _ghost.clipped_sum(model, params, ids, mask, clip)
+    assert set(ours) == set(params)
+    for k in params:
+        torch.testing.assert_close(
+            ours[k], ref[k], rtol=1e-4, atol=1e-7 * max(1.0, float(ref[k].abs().max()))
+        )
+    if clip < 0.01:  # every sequence clipped: a single one contributes exactly the bound
+        one = _ghost.clipped_sum(model, params, ids[:1], mask[:1], clip)
+        assert math.sqrt(sum(float(v.pow(2).sum()) for v in one.values())) == pytest.approx(clip, rel=1e-4)
+
+
+def test_ghost_covers_linear_biases_and_refuses_other_layers():
+    """A bias has its per-sequence gradient formed (Σ_t g_t); a trainable layer the ghost path cannot
+    decompose (here a LayerNorm) makes covers() false, so adapt keeps the per-sequence path."""
+    from iclr26.dp_adaptation_privacy import _ghost
+
+    model = _ToyLM()
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    assert _ghost.covers(model, params)
+    ids, mask = _batch()
+    ref = _dpsgd.clip_and_sum(_dpsgd.per_sample_grads(model, params, ids, mask), 0.3)
+    ours = _ghost.clipped_sum(model, params, ids, mask, 0.3)
+    for k in params:
+        torch.testing.assert_close(ours[k], ref[k], rtol=1e-5, atol=1e-7)
+    model.norm = torch.nn.LayerNorm(6)
+    assert not _ghost.covers(model, {k: p.detach() for k, p in model.named_parameters()})
+    assert not _ghost.covers(model, {})
+
+
+@pytest.mark.parametrize("eps", [4.0, math.inf])
+def test_full_adaptation_by_ghost_norms_equals_the_per_sequence_path(tiny, texts, eps, monkeypatch):
+    """adapt(method="full") clips through ghost norms (eps = inf: a batched backward); the model equals the
+    one of the vmap path with the same noise draws."""
+    from iclr26.dp_adaptation_privacy import _ghost
+
+    kw = dict(epochs=2, batch_size=4, lr=1e-3, max_length=16, microbatch=3, seed=5)
+    fast = dpa.adapt(tiny, texts[:8], "full", eps, **kw)
+    monkeypatch.setattr(_ghost, "covers", lambda model, params: False)
+    if math.isinf(eps):  # the unclipped sum by per-sequence gradients, as before the batched path
+
+        def per_sequence_sum(model, params, ids, mask):
+            detached = {k: p.detach() for k, p in params.items()}
+            return _dpsgd.clip_and_sum(_dpsgd.per_sample_grads(model, detached, ids, mask), math.inf)
+
+        monkeypatch.setattr(_dpsgd, "summed_grads", per_sequence_sum)
+    slow = dpa.adapt(tiny, texts[:8], "full", eps, **kw)
+    a, b = fast.model.model.state_dict(), slow.model.model.state_dict()
+    for k in a:
+        torch.testing.assert_close(a[k], b[k], rtol=1e-4, atol=1e-6)
+    assert fast.batch_sizes == slow.batch_sizes

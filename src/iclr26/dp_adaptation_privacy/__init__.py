@@ -23,7 +23,7 @@ from typing import Any
 import numpy as np
 
 from ..validation import check_array, check_in, check_int
-from . import _accountant, _attacks, _canaries, _corpora, _data, _distance, _dpsgd
+from . import _accountant, _attacks, _canaries, _corpora, _data, _distance, _dpsgd, _ghost
 from ._canaries import Canary
 
 __all__ = [
@@ -173,16 +173,21 @@ def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tu
     return hf, dict(hf.named_parameters())
 
 
-def _hoistable_body(hf) -> bool:
-    """Whether the logits are the output layer on the decoder's last hidden state and nothing in the model
-    draws dropout, so the frozen body's hidden states may be computed once for the whole training."""
+def _draws_dropout(hf) -> bool:
+    """Whether any dropout of ``hf`` (a module or the attention's probability) is non-zero."""
     import torch
-
-    from ..models._heads import plain_output_layer
 
     dropouts = [m.p for m in hf.modules() if isinstance(m, torch.nn.Dropout)]
     dropouts.append(getattr(hf.config, "attention_dropout", 0.0) or 0.0)
-    return plain_output_layer(hf) and not any(dropouts)
+    return any(dropouts)
+
+
+def _hoistable_body(hf) -> bool:
+    """Whether the logits are the output layer on the decoder's last hidden state and nothing in the model
+    draws dropout, so the frozen body's hidden states may be computed once for the whole training."""
+    from ..models._heads import plain_output_layer
+
+    return plain_output_layer(hf) and not _draws_dropout(hf)
 
 
 def adapt(
@@ -217,7 +222,11 @@ def adapt(
     For ``"head"`` on a model whose logits are the plain output layer and that draws no dropout, the
     frozen body's hidden states are computed once and each step clips through the Gram identity
     (:func:`_dpsgd.head_clipped_sum`), forming no per-sequence gradient: the same model up to float
-    rounding (tested), about half the CPU time on SmolLM2.
+    rounding (tested), about half the CPU time on SmolLM2. For ``"full"`` on a model made of linear,
+    embedding and RMSNorm layers without dropout, the clipped sums come from ghost norms and book-keeping
+    (:func:`_ghost.clipped_sum`: one forward and one backward pass per microbatch, no per-sequence
+    gradient); with ``epsilon=inf`` every method sums by a batched backward. Both give the same model up
+    to float rounding (tested).
     """
     import torch
 
@@ -261,6 +270,9 @@ def adapt(
     gen = torch.Generator().manual_seed(seed)
     # head only, a frozen deterministic body: its hidden states are computed once, not at every step
     hidden = _dpsgd.final_hidden(hf, ids) if method == "head" and _hoistable_body(hf) else None
+    # full fine-tuning of a model of linear, embedding and RMSNorm layers: ghost norms and book-keeping
+    # (no dropout: the per-sequence path draws one mask for the whole batch, a batched pass one per row)
+    ghost = method == "full" and _ghost.covers(hf, params) and not _draws_dropout(hf)
     sizes = []
     for _ in range(steps):
         take = torch.rand(n, generator=gen) < q
@@ -281,6 +293,7 @@ def adapt(
                 expected_batch_size=q * n,
                 generator=gen,
                 microbatch=microbatch,
+                ghost=ghost,
             )
         for k, p in params.items():
             p.grad = g[k]

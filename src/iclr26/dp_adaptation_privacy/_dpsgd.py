@@ -7,6 +7,8 @@ the sum is divided by the expected batch size ``qN`` (Poisson sampling, opacus's
 
 from __future__ import annotations
 
+import math
+
 import torch
 from torch.func import functional_call, grad, vmap
 
@@ -44,6 +46,21 @@ def per_sample_grads(model, params: dict, ids: torch.Tensor, mask: torch.Tensor)
     )
 
 
+def batch_loss(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Σ_i of :func:`sequence_loss` over a batch, from its ``logits`` ``(B, L, V)``."""
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    tok = logp.gather(-1, ids[:, 1:, None])[..., 0]
+    m = mask[:, 1:].to(logp.dtype)
+    return -((tok * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).sum()
+
+
+def summed_grads(model, params: dict, ids: torch.Tensor, mask: torch.Tensor) -> dict:
+    """Σ_i ∇ :func:`sequence_loss` (sequence i) over the batch ``(B, L)``, by one batched backward: what
+    :func:`clip_and_sum` of :func:`per_sample_grads` gives when nothing is clipped, up to float rounding."""
+    logits = functional_call(model, params, args=(), kwargs={"input_ids": ids}).logits
+    return dict(zip(params, torch.autograd.grad(batch_loss(logits, ids, mask), list(params.values()))))
+
+
 def clip_and_sum(grads: dict, max_grad_norm: float) -> dict:
     """Σ_i g_i · min(1, C / (‖g_i‖ + 1e-6)) with ‖g_i‖ over all parameters (opacus's flat clipping)."""
     norms = torch.stack([g.flatten(1).norm(dim=1) for g in grads.values()], dim=1).norm(dim=1)
@@ -54,30 +71,59 @@ def clip_and_sum(grads: dict, max_grad_norm: float) -> dict:
 def privatise(
     summed: dict, sigma: float, max_grad_norm: float, expected_batch_size: float, generator=None
 ) -> dict:
-    """(Σ clipped + N(0, (σC)²)) / expected batch size; noise per parameter, in order, from ``generator``."""
+    """(Σ clipped + N(0, (σC)²)) / expected batch size; noise per parameter, in order, from ``generator``.
+
+    The noise is drawn into a fresh buffer that then takes the sum and the division in place: the same
+    numbers as ``(g + torch.normal(0, σC, g.shape)) / E``, one allocation instead of three (a full
+    model's worth of fresh pages each).
+    """
     std = sigma * max_grad_norm
     out = {}
     for k, g in summed.items():
-        noise = torch.normal(0.0, std, g.shape, generator=generator, dtype=g.dtype) if std > 0 else 0.0
-        out[k] = (g + noise) / expected_batch_size
+        if std > 0:
+            out[k] = (
+                torch.empty_like(g).normal_(0.0, std, generator=generator).add_(g).div_(expected_batch_size)
+            )
+        else:
+            out[k] = g / expected_batch_size
     return out
 
 
 def dp_gradient(
-    model, params, ids, mask, *, max_grad_norm, sigma, expected_batch_size, generator=None, microbatch=None
+    model,
+    params,
+    ids,
+    mask,
+    *,
+    max_grad_norm,
+    sigma,
+    expected_batch_size,
+    generator=None,
+    microbatch=None,
+    ghost=False,
 ) -> dict:
     """The noisy clipped mean gradient of one Poisson batch (``ids``, ``mask`` of shape ``(B, L)``, B ≥ 0).
 
     Per-sequence gradients are formed ``microbatch`` sequences at a time (all at once when ``None``) and
     clipped before summing, so the result does not depend on it; it bounds memory at
-    ``microbatch × |params|``.
+    ``microbatch × |params|``. With ``max_grad_norm = inf`` (no clipping, the non-private ε = ∞) no
+    per-sequence gradient is formed: the sum comes from one batched backward per microbatch. With
+    ``ghost=True`` (the model must pass :func:`_ghost.covers`) the clipped sums come from ghost norms and
+    book-keeping (:func:`_ghost.clipped_sum`), again without per-sequence gradients; the same result up
+    to float rounding.
     """
+    from . import _ghost
+
     summed = {k: torch.zeros_like(p) for k, p in params.items()}
     step = ids.shape[0] if microbatch is None else microbatch
     for s in range(0, ids.shape[0], max(step, 1)):
-        part = clip_and_sum(
-            per_sample_grads(model, params, ids[s : s + step], mask[s : s + step]), max_grad_norm
-        )
+        chunk = ids[s : s + step], mask[s : s + step]
+        if math.isinf(max_grad_norm):
+            part = summed_grads(model, {k: p.detach().requires_grad_() for k, p in params.items()}, *chunk)
+        elif ghost:
+            part = _ghost.clipped_sum(model, params, *chunk, max_grad_norm)
+        else:
+            part = clip_and_sum(per_sample_grads(model, params, *chunk), max_grad_norm)
         for k, g in part.items():
             summed[k] += g
     return privatise(summed, sigma, max_grad_norm, expected_batch_size, generator)
@@ -107,23 +153,31 @@ def head_clipped_sum(
     """Σ_i clip(g_i) for the output layer ``weight`` ``(V, d)`` alone, from the hidden states ``(B, L, d)``,
     without forming any per-sequence gradient.
 
-    The gradient of :func:`sequence_loss` for sequence i is G_i = Σ_t a_t h_tᵀ, with a_t = (softmax(W h_t)
-    − onehot(y_t)) · m_t / Σ m (the mask of target t); its norm is ‖G_i‖² = Σ_{t,s} (a_t·a_s)(h_t·h_s)
-    (the Gram-matrix identity of ghost clipping, Li et al. 2022), and the clipped sum is one product
-    (c ⊙ A)ᵀ H. Equal to :func:`clip_and_sum` of :func:`per_sample_grads` up to float rounding (tested).
+    The gradient of :func:`sequence_loss` for sequence i is G_i = Σ_t w_t a_t h_tᵀ, with a_t =
+    softmax(W h_t) − onehot(y_t) and w_t = m_t / Σ m (the mask of target t); its norm is ‖G_i‖² =
+    Σ_{t,s} w_t w_s (a_t·a_s)(h_t·h_s) (the Gram-matrix identity of ghost clipping, Li et al. 2022), and
+    the clipped sum is one product Aᵀ (c w ⊙ H). The weights scale the ``(L, L)`` Gram matrices and the
+    ``(L, d)`` hidden states, never the ``(L, V)`` logits, so beyond a non-private step the only pass
+    over the logits is the one-hot subtraction. Equal to :func:`clip_and_sum` of
+    :func:`per_sample_grads` up to float rounding (tested).
     """
-    summed = torch.zeros_like(weight)
+    summed = None
     step = hidden.shape[0] if microbatch is None else microbatch
     for s in range(0, hidden.shape[0], max(step, 1)):
         h = hidden[s : s + step, :-1]
         y = ids[s : s + step, 1:, None]
-        m = mask[s : s + step, 1:].to(h.dtype)
-        a = torch.softmax((h @ weight.T).float(), dim=-1)
+        m = mask[s : s + step, 1:].to(torch.float32)
+        w = m / m.sum(dim=1, keepdim=True).clamp(min=1)
+        a = (h @ weight.T).float()
+        # softmax in place: the kernel reads each row before writing it, and a fresh (L, V) buffer per
+        # step costs more than the softmax itself
+        torch.ops.aten._softmax.out(a, -1, False, out=a)
         a.scatter_add_(-1, y, torch.full(y.shape, -1.0, dtype=a.dtype))
-        a *= (m / m.sum(dim=1, keepdim=True).clamp(min=1))[..., None]
         a = a.to(h.dtype)
-        norms = ((a @ a.transpose(1, 2)) * (h @ h.transpose(1, 2))).sum(dim=(1, 2)).clamp(min=0).sqrt()
+        gram = (a @ a.transpose(1, 2)) * (h @ h.transpose(1, 2)) * (w[:, :, None] * w[:, None, :]).to(h.dtype)
+        norms = gram.sum(dim=(1, 2)).clamp(min=0).sqrt()
         factor = (max_grad_norm / (norms + 1e-6)).clamp(max=1.0)
-        a *= factor[:, None, None]
-        summed += a.reshape(-1, a.shape[-1]).T @ h.reshape(-1, h.shape[-1])
-    return summed
+        scaled = h * (factor[:, None] * w).to(h.dtype)[..., None]
+        part = a.reshape(-1, a.shape[-1]).T @ scaled.reshape(-1, h.shape[-1])
+        summed = part if summed is None else summed.add_(part)
+    return torch.zeros_like(weight) if summed is None else summed
