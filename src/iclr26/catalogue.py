@@ -106,7 +106,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "Membership inference and canary extraction against DP-adapted LLMs as data shifts from pretraining.",
         budget_s=120.0,
         budget_reason="24 DP adaptations (4 methods x 3 distributions x target + shadow) with per-sequence "
-        "gradients, on two single-thread workers; the tiny Llama's pretraining on S is cached after the "
+        "clipping, on two single-thread workers; the tiny Llama's pretraining on S is cached after the "
         "first run",
     ),
     _E(

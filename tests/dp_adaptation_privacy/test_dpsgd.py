@@ -23,6 +23,11 @@ class _ToyLM(torch.nn.Module):
         return SimpleNamespace(logits=self.head(torch.tanh(self.emb(input_ids))))
 
 
+class _KeywordToyLM(_ToyLM):
+    def forward(self, input_ids):
+        return SimpleNamespace(logits=self.head(input=torch.tanh(self.emb(input_ids))))
+
+
 def _batch(seed=0, b=5, length=7, vocab=11):
     g = torch.Generator().manual_seed(seed)
     ids = torch.randint(0, vocab, (b, length), generator=g)
@@ -417,6 +422,10 @@ def test_ghost_covers_linear_biases_and_refuses_other_layers():
     ours = _ghost.clipped_sum(model, params, ids, mask, 0.3)
     for k in params:
         torch.testing.assert_close(ours[k], ref[k], rtol=1e-5, atol=1e-7)
+    keyword = _KeywordToyLM()  # the same layers, the head called with its input as a keyword
+    keyword.load_state_dict(model.state_dict())
+    by_keyword = _ghost.clipped_sum(keyword, params, ids, mask, 0.3)
+    assert all(torch.allclose(by_keyword[k], ours[k]) for k in params)
     model.norm = torch.nn.LayerNorm(6)
     assert not _ghost.covers(model, {k: p.detach() for k, p in model.named_parameters()})
     assert not _ghost.covers(model, {})

@@ -70,16 +70,17 @@ def _record(model, owners: dict) -> tuple[list, list]:
     it), and the hook handles."""
     uses, handles = [], []
 
-    def hook(module, args, output):
+    def hook(module, args, kwargs, output):
         kind = _kind(module)
         if kind == "embedding":
             output = output.detach().requires_grad_()
-        uses.append(_Use(kind, module, args[0].detach(), output))
+        first = args[0] if args else next(iter(kwargs.values()))  # the layer's one input, however passed
+        uses.append(_Use(kind, module, first.detach(), output))
         return output
 
     for module in model.modules():
         if id(module) in owners or isinstance(module, torch.nn.Embedding):
-            handles.append(module.register_forward_hook(hook))
+            handles.append(module.register_forward_hook(hook, with_kwargs=True))
     return uses, handles
 
 
