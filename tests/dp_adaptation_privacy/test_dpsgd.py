@@ -395,8 +395,11 @@ def test_ghost_clipped_sum_equals_per_sample_gradients(tiny, texts, clip, tied):
     model = tiny.model if tied else _untied(tiny.model)
     params = {k: p.detach() for k, p in model.named_parameters()}
     assert _ghost.covers(model, params)
-    ids, mask = _dpsgd.encode(tiny.tokenizer, texts[:5], 20)
-    mask[1, 8:] = 0
+    short = [" ".join(t.split()[: 3 + i]) for i, t in enumerate(texts[:5])]
+    ids, mask = _dpsgd.encode(tiny.tokenizer, short, 20)
+    pad = model.get_input_embeddings().padding_idx
+    assert (ids == pad).any(dim=1).sum() >= 4  # right padding
+    ids[0, 2] = pad  # the padding token inside a text: torch gives its embedding row no gradient
     ref = _dpsgd.clip_and_sum(_dpsgd.per_sample_grads(model, params, ids, mask), clip)
     ours = _ghost.clipped_sum(model, params, ids, mask, clip)
     assert set(ours) == set(params)
@@ -426,6 +429,9 @@ def test_ghost_covers_linear_biases_and_refuses_other_layers():
     keyword.load_state_dict(model.state_dict())
     by_keyword = _ghost.clipped_sum(keyword, params, ids, mask, 0.3)
     assert all(torch.allclose(by_keyword[k], ours[k]) for k in params)
+    model.emb.scale_grad_by_freq = True
+    assert not _ghost.covers(model, params)
+    model.emb.scale_grad_by_freq = False
     model.norm = torch.nn.LayerNorm(6)
     assert not _ghost.covers(model, {k: p.detach() for k, p in model.named_parameters()})
     assert not _ghost.covers(model, {})

@@ -6,9 +6,10 @@ the clipped sum Σ_i c_i G_i is one product (c ⊙ g)ᵀ x (book-keeping, Bu et 
 private optimization on large model at small cost"). One forward pass and one backward pass to the layer
 outputs (no weight gradients) give every x and g; nothing of size ``batch × |params|`` is formed.
 
-Covered: ``nn.Linear`` (weight and bias), ``nn.Embedding`` (a linear layer on one-hot inputs) and RMSNorm
-modules with a ``variance_epsilon`` (per-sequence gradients Σ_t g_t ⊙ x̂_t formed directly: d numbers
-each). A weight used by several modules, such as input embeddings tied to the output layer, has the
+Covered: ``nn.Linear`` (weight and bias), ``nn.Embedding`` (a linear layer on one-hot inputs; its
+``padding_idx`` row gets no gradient, as in torch; not with ``max_norm`` or ``scale_grad_by_freq``) and
+RMSNorm modules with a ``variance_epsilon`` (per-sequence gradients Σ_t g_t ⊙ x̂_t formed directly: d
+numbers each). A weight used by several modules, such as input embeddings tied to the output layer, has the
 cross terms of its uses in its norm.
 """
 
@@ -34,7 +35,9 @@ def _kind(module) -> str | None:
     if isinstance(module, torch.nn.Linear):
         return "linear"
     if isinstance(module, torch.nn.Embedding):
-        return "embedding"
+        # max_norm renormalises rows in place and scale_grad_by_freq rescales by counts in the batch:
+        # neither is a sum of per-sequence terms
+        return None if module.max_norm is not None or module.scale_grad_by_freq else "embedding"
     if type(module).__name__.endswith("RMSNorm") and hasattr(module, "variance_epsilon"):
         return "rmsnorm"
     return None
@@ -135,6 +138,9 @@ def clipped_sum(model, params: dict, ids: torch.Tensor, mask: torch.Tensor, max_
         g = grads[id(use.output)]
         if g is None:
             g = torch.zeros_like(use.output)
+        elif use.kind == "embedding" and use.module.padding_idx is not None:
+            # torch's embedding backward gives the padding row no gradient (SmolLM2: <|im_end|>)
+            g = g.masked_fill((use.inputs == use.module.padding_idx)[..., None], 0.0)
         for attr, name in owners.get(id(use.module), ()):
             by_name.setdefault(name, []).append((attr, use, g.detach()))
     norms2 = torch.zeros(b, dtype=torch.float32)
