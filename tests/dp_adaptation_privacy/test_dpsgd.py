@@ -434,6 +434,8 @@ def test_ghost_covers_linear_biases_and_refuses_other_layers():
     model.emb.scale_grad_by_freq = False
     model.norm = torch.nn.LayerNorm(6)
     assert not _ghost.covers(model, {k: p.detach() for k, p in model.named_parameters()})
+    with pytest.raises(ValueError, match="params"):
+        _ghost.clipped_sum(model, {k: p.detach() for k, p in model.named_parameters()}, ids, mask, 0.3)
     assert not _ghost.covers(model, {})
 
 

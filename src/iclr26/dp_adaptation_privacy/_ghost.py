@@ -119,9 +119,15 @@ def clipped_sum(model, params: dict, ids: torch.Tensor, mask: torch.Tensor, max_
     """Σ_i clip(∇ :func:`_dpsgd.sequence_loss` of sequence i) over ``params`` for right-padded ``ids``,
     ``mask`` ``(B, L)``, B ≥ 1, clipped to flat L2 norm ``max_grad_norm``: equal to
     ``clip_and_sum(per_sample_grads(...))`` up to float rounding (tested), at about the cost of one
-    non-private step. Requires :func:`covers`."""
+    non-private step. A model that :func:`covers` refuses raises ``ValueError`` (its other layers' gradients
+    would silently be left out)."""
     from ._dpsgd import batch_loss
 
+    if not covers(model, params):
+        raise ValueError(
+            "params: a trainable parameter sits in a layer that ghost clipping does not cover (linear, "
+            "embedding, RMSNorm weight); use the per-sequence path"
+        )
     owners = _owners(model, params)
     uses, handles = _record(model, owners)
     try:
