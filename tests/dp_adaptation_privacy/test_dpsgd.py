@@ -394,9 +394,9 @@ def test_ghost_clipped_sum_equals_per_sample_gradients(tiny, texts, clip, tied):
 
     model = tiny.model if tied else _untied(tiny.model)
     params = {k: p.detach() for k, p in model.named_parameters()}
-    assert _ghost.covers(model, params)
     short = [" ".join(t.split()[: 3 + i]) for i, t in enumerate(texts[:5])]
     ids, mask = _dpsgd.encode(tiny.tokenizer, short, 20)
+    assert _ghost.decomposes(model, params, ids[:1])  # Llama's RMSNorm is weight * x / rms(x)
     pad = model.get_input_embeddings().padding_idx
     assert (ids == pad).any(dim=1).sum() >= 4  # right padding
     ids[0, 2] = pad  # the padding token inside a text: torch gives its embedding row no gradient
@@ -447,7 +447,7 @@ def test_full_adaptation_by_ghost_norms_equals_the_per_sequence_path(tiny, texts
 
     kw = dict(epochs=2, batch_size=4, lr=1e-3, max_length=16, microbatch=3, seed=5)
     fast = dpa.adapt(tiny, texts[:8], "full", eps, **kw)
-    monkeypatch.setattr(_ghost, "covers", lambda model, params: False)
+    monkeypatch.setattr(_ghost, "decomposes", lambda model, params, ids: False)
     if math.isinf(eps):  # the unclipped sum by per-sequence gradients, as before the batched path
 
         def per_sequence_sum(model, params, ids, mask):
@@ -460,3 +460,38 @@ def test_full_adaptation_by_ghost_norms_equals_the_per_sequence_path(tiny, texts
     for k in a:
         torch.testing.assert_close(a[k], b[k], rtol=1e-4, atol=1e-6)
     assert fast.batch_sizes == slow.batch_sizes
+
+
+class _OffsetRMSNorm(torch.nn.Module):
+    """An RMSNorm of Gemma's form x̂ (1 + w), with Llama's attribute name: ghost clipping must refuse it."""
+
+    def __init__(self, dim):
+        super().__init__()
+        self.weight = torch.nn.Parameter(torch.zeros(dim))
+        self.variance_epsilon = 1e-6
+
+    def forward(self, x):
+        return x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + self.variance_epsilon) * (1 + self.weight)
+
+
+class _NormedToyLM(_ToyLM):
+    def __init__(self):
+        super().__init__()
+        self.norm = _OffsetRMSNorm(6)
+
+    def forward(self, input_ids):
+        return SimpleNamespace(logits=self.head(self.norm(torch.tanh(self.emb(input_ids)))))
+
+
+def test_ghost_refuses_an_rmsnorm_it_would_decompose_wrongly():
+    from iclr26.dp_adaptation_privacy import _ghost
+
+    model = _NormedToyLM()
+    params = {k: p.detach() for k, p in model.named_parameters()}
+    ids, mask = _batch()
+    assert _ghost.covers(model, params)  # by its name and attribute: the forward pass decides
+    assert not _ghost.decomposes(model, params, ids[:1])  # so adapt keeps the per-sequence path
+    with pytest.raises(ValueError, match="_OffsetRMSNorm"):
+        _ghost.clipped_sum(model, params, ids, mask, 0.3)
+    model.norm.weight.data.fill_(1.0)  # x̂ (1 + 1) is not 1 · x̂ either
+    assert not _ghost.decomposes(model, params, ids[:1])

@@ -272,7 +272,7 @@ def adapt(
     hidden = _dpsgd.final_hidden(hf, ids) if method == "head" and _hoistable_body(hf) else None
     # full fine-tuning of a model of linear, embedding and RMSNorm layers: ghost norms and book-keeping
     # (no dropout: the per-sequence path draws one mask for the whole batch, a batched pass one per row)
-    ghost = method == "full" and _ghost.covers(hf, params) and not _draws_dropout(hf)
+    ghost = method == "full" and not _draws_dropout(hf) and _ghost.decomposes(hf, params, ids[:1])
     sizes = []
     for _ in range(steps):
         take = torch.rand(n, generator=gen) < q

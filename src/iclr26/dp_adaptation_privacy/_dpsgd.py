@@ -108,7 +108,7 @@ def dp_gradient(
     clipped before summing, so the result does not depend on it; it bounds memory at
     ``microbatch × |params|``. With ``max_grad_norm = inf`` (no clipping, the non-private ε = ∞) no
     per-sequence gradient is formed: the sum comes from one batched backward per microbatch. With
-    ``ghost=True`` (the model must pass :func:`_ghost.covers`) the clipped sums come from ghost norms and
+    ``ghost=True`` (the model must pass :func:`_ghost.decomposes`) the clipped sums come from ghost norms and
     book-keeping (:func:`_ghost.clipped_sum`), again without per-sequence gradients; the same result up
     to float rounding.
     """

@@ -93,6 +93,33 @@ def _normalised(module, x: torch.Tensor) -> torch.Tensor:
     return (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + module.variance_epsilon)).to(x.dtype)
 
 
+def _weight_times(use: _Use, weight: torch.Tensor, normed: torch.Tensor) -> bool:
+    """Whether an RMSNorm call's output is ``weight`` ⊙ x̂ (Llama's form), the only one whose per-sequence
+    gradient Σ_t g_t ⊙ x̂_t this file forms; a variant such as Gemma's x̂ ⊙ (1 + weight) is not."""
+    return torch.allclose(use.output.detach(), weight * normed, rtol=1e-4, atol=1e-6)
+
+
+def decomposes(model, params: dict, ids: torch.Tensor) -> bool:
+    """:func:`covers`, and every RMSNorm holding a parameter computes weight ⊙ x̂ on ``ids`` ``(B, L)`` (one
+    forward pass without gradients): whether :func:`clipped_sum` will run on this model."""
+    if not covers(model, params):
+        return False
+    owners = _owners(model, params)
+    uses, handles = _record(model, owners)
+    try:
+        with torch.no_grad():
+            functional_call(model, params, args=(), kwargs={"input_ids": ids})
+    finally:
+        for h in handles:
+            h.remove()
+    return all(
+        _weight_times(u, params[name], _normalised(u.module, u.inputs))
+        for u in uses
+        if u.kind == "rmsnorm"
+        for _, name in owners[id(u.module)]
+    )
+
+
 def _gram(u: _Use, gu: torch.Tensor, v: _Use, gv: torch.Tensor) -> torch.Tensor:
     """⟨G_i(u), G_i(v)⟩ per sequence ``(B,)`` for two uses of one weight (a use by itself: its norm²)."""
     if u.kind == "linear" and v.kind == "linear":
@@ -161,7 +188,13 @@ def clipped_sum(model, params: dict, ids: torch.Tensor, mask: torch.Tensor, max_
             if attr == "bias":
                 per = g.sum(dim=1)
             elif u.kind == "rmsnorm":
-                per = (g * _normalised(u.module, u.inputs)).sum(dim=1)
+                normed = _normalised(u.module, u.inputs)
+                if not _weight_times(u, params[name], normed):
+                    raise ValueError(
+                        f"model: {type(u.module).__name__} does not compute weight * x / rms(x); ghost "
+                        "clipping cannot decompose it (use the per-sequence path)"
+                    )
+                per = (g * normed).sum(dim=1)
             else:
                 continue
             direct[name] = direct.get(name, 0) + per
