@@ -495,3 +495,20 @@ def test_ghost_refuses_an_rmsnorm_it_would_decompose_wrongly():
         _ghost.clipped_sum(model, params, ids, mask, 0.3)
     model.norm.weight.data.fill_(1.0)  # x̂ (1 + 1) is not 1 · x̂ either
     assert not _ghost.decomposes(model, params, ids[:1])
+
+
+class _FlatToyLM(_ToyLM):
+    """The head applied to the batch's tokens flattened into rows: no per-sequence rows to decompose."""
+
+    def forward(self, input_ids):
+        h = torch.tanh(self.emb(input_ids))
+        return SimpleNamespace(logits=self.head(h.reshape(-1, h.shape[-1])).reshape(*h.shape[:2], -1))
+
+
+def test_ghost_refuses_a_model_that_flattens_the_batch():
+    from iclr26.dp_adaptation_privacy import _ghost
+
+    ids, _ = _batch()
+    for model, expected in ((_ToyLM(), True), (_FlatToyLM(), False)):
+        params = {k: p.detach() for k, p in model.named_parameters()}
+        assert _ghost.covers(model, params) and _ghost.decomposes(model, params, ids) is expected

@@ -100,8 +100,10 @@ def _weight_times(use: _Use, weight: torch.Tensor, normed: torch.Tensor) -> bool
 
 
 def decomposes(model, params: dict, ids: torch.Tensor) -> bool:
-    """:func:`covers`, and every RMSNorm holding a parameter computes weight ⊙ x̂ on ``ids`` ``(B, L)`` (one
-    forward pass without gradients): whether :func:`clipped_sum` will run on this model."""
+    """:func:`covers`, every covered layer sees ``(B, L, ...)`` inputs (a model that flattens the tokens of
+    a batch, as some mixture-of-experts layers do, has no per-sequence rows) and every RMSNorm holding a
+    parameter computes weight ⊙ x̂, on ``ids`` ``(B, L)`` (one forward pass without gradients): whether
+    :func:`clipped_sum` applies to this model."""
     if not covers(model, params):
         return False
     owners = _owners(model, params)
@@ -112,6 +114,8 @@ def decomposes(model, params: dict, ids: torch.Tensor) -> bool:
     finally:
         for h in handles:
             h.remove()
+    if any(tuple(u.inputs.shape[:2]) != tuple(ids.shape) for u in uses):
+        return False
     return all(
         _weight_times(u, params[name], _normalised(u.module, u.inputs))
         for u in uses
