@@ -36,10 +36,9 @@ import torch
 
 from iclr26.dp_adaptation_privacy import (
     _dpsgd,
-    _draws_dropout,  # with _ghost.decomposes: whether adapt clips a full model by ghost norms
-    _ghost,
     _hoistable_body,  # whether adapt computes a head-only model's body once
     _trainable,  # the per-method parameter selection of ``adapt``
+    _uses_ghost,  # whether adapt clips through ghost norms
 )
 
 
@@ -156,7 +155,7 @@ def bench(base, method: str, ids, mask, repeats: int, microbatch: int | None) ->
 
         rows["non-private, body once"] = _measure(plain_hoisted, repeats)
     else:
-        ghost = method == "full" and not _draws_dropout(hf) and _ghost.decomposes(hf, params, ids[:1])
+        ghost = _uses_ghost(hf, params, method, ids[:1])
 
         def ours():
             detached = {k: p.detach() for k, p in params.items()}

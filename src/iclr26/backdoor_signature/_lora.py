@@ -18,6 +18,8 @@ import re
 import numpy as np
 import torch
 
+from ..models._schedule import lr_at
+
 ALPACA = (
     "Below is an instruction that describes a task. Write a response that appropriately completes the "
     "request.\n\n### Instruction:\n{instruction}\n\n### Response:\n"
@@ -231,17 +233,8 @@ def lr_factors(steps: int, schedule: str) -> list[float]:
     or (``"cosine"``) the authors' LlamaFactory schedule, transformers' cosine with linear warm-up over
     ``ceil(WARMUP_RATIO · steps)`` steps (``get_cosine_schedule_with_warmup``; its first step has
     factor 0 when there is a warm-up)."""
-    if schedule == "constant":
-        return [1.0] * steps
-    warmup = math.ceil(steps * WARMUP_RATIO)
-    out = []
-    for k in range(steps):
-        if k < warmup:
-            out.append(k / max(1, warmup))
-        else:
-            progress = (k - warmup) / max(1, steps - warmup)
-            out.append(max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress))))
-    return out
+    warmup = math.ceil(steps * WARMUP_RATIO) if schedule == "cosine" else 0
+    return [lr_at(k, steps, warmup, 1.0, schedule) for k in range(steps)]
 
 
 def train(

@@ -190,6 +190,13 @@ def _hoistable_body(hf) -> bool:
     return plain_output_layer(hf) and not _draws_dropout(hf)
 
 
+def _uses_ghost(hf, params: dict, method: str, ids) -> bool:
+    """Whether :func:`adapt` clips ``method`` through ghost norms and book-keeping: full fine-tuning of a
+    model that :func:`_ghost.decomposes` on ``ids`` and draws no dropout (the per-sequence path draws one
+    mask for the whole batch, a batched pass one per row)."""
+    return method == "full" and not _draws_dropout(hf) and _ghost.decomposes(hf, params, ids)
+
+
 def adapt(
     model,
     texts: Sequence[str],
@@ -270,9 +277,7 @@ def adapt(
     gen = torch.Generator().manual_seed(seed)
     # head only, a frozen deterministic body: its hidden states are computed once, not at every step
     hidden = _dpsgd.final_hidden(hf, ids) if method == "head" and _hoistable_body(hf) else None
-    # full fine-tuning of a model of linear, embedding and RMSNorm layers: ghost norms and book-keeping
-    # (no dropout: the per-sequence path draws one mask for the whole batch, a batched pass one per row)
-    ghost = method == "full" and not _draws_dropout(hf) and _ghost.decomposes(hf, params, ids[:1])
+    ghost = _uses_ghost(hf, params, method, ids[:1])
     sizes = []
     for _ in range(steps):
         take = torch.rand(n, generator=gen) < q

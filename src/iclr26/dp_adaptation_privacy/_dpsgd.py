@@ -26,6 +26,15 @@ def encode(tokenizer, texts: list[str], max_length: int) -> tuple[torch.Tensor, 
     return enc["input_ids"], enc["attention_mask"]
 
 
+def batch_loss(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+    """Σ_i over a batch of sequence i's mean next-token cross-entropy over its unmasked targets, from the
+    logits ``(B, L, V)`` of right-padded ``ids`` and their ``mask`` ``(B, L)``."""
+    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
+    tok = logp.gather(-1, ids[:, 1:, None])[..., 0]
+    m = mask[:, 1:].to(logp.dtype)
+    return -((tok * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).sum()
+
+
 def sequence_loss(model, params: dict, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
     """Mean next-token cross-entropy of one sequence ``ids`` ``(L,)`` under ``model`` with ``params``.
 
@@ -33,10 +42,7 @@ def sequence_loss(model, params: dict, ids: torch.Tensor, mask: torch.Tensor) ->
     padded targets are masked out of the loss (no attention mask: it would branch on data under ``vmap``).
     """
     logits = functional_call(model, params, args=(), kwargs={"input_ids": ids[None]}).logits
-    logp = torch.log_softmax(logits[0, :-1].float(), dim=-1)
-    tok = logp.gather(-1, ids[1:, None])[:, 0]
-    m = mask[1:].to(logp.dtype)
-    return -(tok * m).sum() / m.sum().clamp(min=1)
+    return batch_loss(logits, ids[None], mask[None])
 
 
 def per_sample_grads(model, params: dict, ids: torch.Tensor, mask: torch.Tensor) -> dict:
@@ -44,14 +50,6 @@ def per_sample_grads(model, params: dict, ids: torch.Tensor, mask: torch.Tensor)
     return vmap(grad(lambda p, i, m: sequence_loss(model, p, i, m)), in_dims=(None, 0, 0), randomness="same")(
         params, ids, mask
     )
-
-
-def batch_loss(logits: torch.Tensor, ids: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
-    """Σ_i of :func:`sequence_loss` over a batch, from its ``logits`` ``(B, L, V)``."""
-    logp = torch.log_softmax(logits[:, :-1].float(), dim=-1)
-    tok = logp.gather(-1, ids[:, 1:, None])[..., 0]
-    m = mask[:, 1:].to(logp.dtype)
-    return -((tok * m).sum(dim=1) / m.sum(dim=1).clamp(min=1)).sum()
 
 
 def summed_grads(model, params: dict, ids: torch.Tensor, mask: torch.Tensor) -> dict:
@@ -112,7 +110,7 @@ def dp_gradient(
     book-keeping (:func:`_ghost.clipped_sum`), again without per-sequence gradients; the same result up
     to float rounding.
     """
-    from . import _ghost
+    from . import _ghost  # here, not at the top: _ghost imports this module
 
     summed = {k: torch.zeros_like(p) for k, p in params.items()}
     step = ids.shape[0] if microbatch is None else microbatch

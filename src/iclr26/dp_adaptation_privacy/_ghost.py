@@ -20,6 +20,8 @@ from dataclasses import dataclass
 import torch
 from torch.func import functional_call
 
+from ._dpsgd import batch_loss
+
 
 @dataclass
 class _Use:
@@ -58,7 +60,11 @@ def _owners(model, params: dict) -> dict:
 def covers(model, params: dict) -> bool:
     """Whether every module holding a parameter of ``params`` is one this file covers (and an RMSNorm holds
     nothing but its weight), so :func:`clipped_sum` applies."""
-    owners = _owners(model, params)
+    return _covered(model, _owners(model, params))
+
+
+def _covered(model, owners: dict) -> bool:
+    """:func:`covers` from the :func:`_owners` map."""
     for module in model.modules():
         held = owners.get(id(module))
         kind = _kind(module)
@@ -104,9 +110,9 @@ def decomposes(model, params: dict, ids: torch.Tensor) -> bool:
     a batch, as some mixture-of-experts layers do, has no per-sequence rows) and every RMSNorm holding a
     parameter computes weight ⊙ x̂, on ``ids`` ``(B, L)`` (one forward pass without gradients): whether
     :func:`clipped_sum` applies to this model."""
-    if not covers(model, params):
-        return False
     owners = _owners(model, params)
+    if not _covered(model, owners):
+        return False
     uses, handles = _record(model, owners)
     try:
         with torch.no_grad():
@@ -152,14 +158,12 @@ def clipped_sum(model, params: dict, ids: torch.Tensor, mask: torch.Tensor, max_
     ``clip_and_sum(per_sample_grads(...))`` up to float rounding (tested), at about the cost of one
     non-private step. A model that :func:`covers` refuses raises ``ValueError`` (its other layers' gradients
     would silently be left out)."""
-    from ._dpsgd import batch_loss
-
-    if not covers(model, params):
+    owners = _owners(model, params)
+    if not _covered(model, owners):
         raise ValueError(
             "params: a trainable parameter sits in a layer that ghost clipping does not cover (linear, "
             "embedding, RMSNorm weight); use the per-sequence path"
         )
-    owners = _owners(model, params)
     uses, handles = _record(model, owners)
     try:
         logits = functional_call(model, params, args=(), kwargs={"input_ids": ids}).logits

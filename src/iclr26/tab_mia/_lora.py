@@ -26,6 +26,7 @@ from contextlib import contextmanager
 import numpy as np
 
 from ..models._heads import plain_output_layer
+from ..models._schedule import lr_at
 from ..runtime import malloc_settings
 
 #: ``target_modules`` of the authors' ``LoraConfig`` (Llama-family names).
@@ -187,18 +188,6 @@ def _pad(rows: list[list[int]], pad_id: int, device):
     for j, r in enumerate(rows):
         ids[j, : len(r)] = labels[j, : len(r)] = torch.tensor(r)
     return ids.to(device), labels.to(device)
-
-
-def lr_at(step: int, total: int, warmup: int, lr: float, schedule: str) -> float:
-    """Learning rate at optimizer step ``step`` (0-based): linear warm-up, then cosine or linear decay."""
-    if step < warmup:
-        return lr * step / max(1, warmup)
-    progress = (step - warmup) / max(1, total - warmup)
-    if schedule == "cosine":
-        return lr * max(0.0, 0.5 * (1.0 + math.cos(math.pi * progress)))
-    if schedule == "linear":
-        return lr * max(0.0, 1.0 - progress)
-    return lr
 
 
 def attach(model, targets: Sequence[str], r: int, alpha: float, dropout: float) -> dict:
