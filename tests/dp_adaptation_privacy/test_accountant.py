@@ -52,6 +52,8 @@ def test_fractional_and_integer_orders_agree_nearby():
         ({"epsilon": 0}, "epsilon"),
         ({"epsilon": -1}, "epsilon"),
         ({"epsilon": math.inf}, "epsilon"),
+        ({"epsilon": True}, "epsilon"),  # not 1.0
+        ({"epsilon": "8"}, "epsilon"),
         ({"delta": 0}, "delta"),
         ({"delta": 1}, "delta"),
         ({"sample_rate": 1.5}, "sample_rate"),

@@ -138,6 +138,8 @@ def test_adapt_is_seeded(tiny, texts):
         ({"method": "prefix", "prefix_tokens": 0}, "prefix_tokens"),
         ({"epsilon": 0}, "epsilon"),
         ({"epsilon": -3}, "epsilon"),
+        ({"epsilon": True}, "epsilon"),
+        ({"max_grad_norm": "1.0"}, "max_grad_norm"),
         ({"delta": 0.0}, "delta"),
         ({"delta": 1.5}, "delta"),
         ({"batch_size": 0}, "batch_size"),

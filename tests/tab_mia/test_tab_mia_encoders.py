@@ -1,4 +1,5 @@
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -11,6 +12,7 @@ TABLES = [random_csv(s) for s in range(40)]
 AUTHOR_ENCODINGS = [e for e in ENCODINGS if e != "line-sep"]
 
 
+@pytest.mark.filterwarnings("ignore:table.*more cells:UserWarning")  # ragged tables: json warns
 @pytest.mark.parametrize("encoding", AUTHOR_ENCODINGS)
 def test_byte_identical_to_authors(authors, encoding):
     for text in TABLES:
@@ -69,3 +71,17 @@ def test_bad_input(tmp_path):
         encode_table(str(tmp_path / "missing.csv"), "json")
     with pytest.raises(ValueError, match="table"):
         encode_table(np.zeros((2, 2)), "json")
+
+
+def test_json_warns_where_the_authors_encoding_loses_cells():
+    """Their records keep the last of repeated column names and drop cells past the header: the text
+    stays theirs, and the loss is warned about."""
+    repeated = pd.DataFrame([[1, 2]], columns=["a", "a"])
+    with pytest.warns(UserWarning, match=r"repeated column names \['a'\]"):
+        assert json.loads(encode_table(repeated, "json")) == [{"a": "2"}]
+    with pytest.warns(UserWarning, match="1 row.*more cells than the 2 columns"):
+        records = json.loads(encode_table("a,b\n1,2,3\n4,5\n", "json"))
+    assert records == [{"a": "1", "b": "2"}, {"a": "4", "b": "5"}]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        encode_table(repeated, "key-value-pair")  # every cell is kept there

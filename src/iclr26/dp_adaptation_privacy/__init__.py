@@ -59,6 +59,8 @@ METHODS = ("full", "head", "lora", "prefix")
 
 # --------------------------------------------------------------------------------------------- validation
 def _check_positive(value: Any, name: str, *, allow_inf: bool = False) -> float:
+    if isinstance(value, bool | np.bool_ | str | bytes):  # float() would take True as 1 and "8" as 8
+        raise ValueError(f"{name}: expected a positive number, got {value!r}")
     try:
         v = float(value)
     except (TypeError, ValueError):

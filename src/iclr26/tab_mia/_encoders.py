@@ -20,6 +20,7 @@ from __future__ import annotations
 import csv
 import json
 import re
+import warnings
 
 ENCODINGS = ("json", "html", "markdown", "key-value-pair", "key-is-value", "line-sep")
 
@@ -32,7 +33,22 @@ def csv_rows(csv_text: str) -> list[list[str]]:
 
 
 def _json(rows: list[list[str]]) -> str:
+    """The authors' records: a repeated header keeps its last cell, cells past the header are dropped;
+    either loss of data is warned about (the text is still theirs, byte for byte)."""
     keys = [h.strip() for h in rows[0]]
+    repeated = sorted({k for k in keys if keys.count(k) > 1})
+    if repeated:
+        warnings.warn(
+            f"table: repeated column names {repeated}; the json encoding keeps the last cell of each",
+            stacklevel=4,  # the caller of encode_table
+        )
+    long_rows = [i for i, row in enumerate(rows[1:], start=1) if len(row) > len(keys)]
+    if long_rows:
+        warnings.warn(
+            f"table: {len(long_rows)} row(s) (first: row {long_rows[0]}) have more cells than the "
+            f"{len(keys)} columns; the json encoding drops the extra cells",
+            stacklevel=4,
+        )
     records = []
     for row in rows[1:]:
         cells = row + [""] * (len(keys) - len(row))
