@@ -65,3 +65,44 @@ def test_real_chunks_scores_are_reused_from_the_base_job(tiny):
         bench, mia_scores(tiny, part.input.tolist()), base, mia_scores(tiny, base.input.tolist())
     )
     pd.testing.assert_frame_equal(got, mia_scores(tiny, bench.input.tolist()), rtol=1e-5, atol=1e-7)
+
+
+def test_seeds_and_chunks_interval():
+    """One seed: the bootstrap over chunks; several: the mean over seeds of the statistic, with a
+    hierarchical interval; arrays of several columns are split back as they were given."""
+    import numpy as np
+
+    from iclr26.tab_mia.experiment import _over_seeds_and_chunks
+
+    rng = np.random.default_rng(1)
+    y = np.r_[np.ones(20), np.zeros(20)].astype(int)
+    seeds = [[rng.normal(size=(40, 3)) + y[:, None], rng.normal(size=(40, 2))] for _ in range(3)]
+
+    def stat(a, b, labels):
+        assert a.shape[1] == 3 and b.shape[1] == 2 and set(np.unique(labels)) <= {0, 1}
+        return _best_auroc(a, labels) - _best_auroc(b, labels)
+
+    one = _over_seeds_and_chunks(stat, seeds[:1], y, seed=0)
+    assert one.value == pytest.approx(stat(*seeds[0], y)) and "bootstrap over 40 chunks" in one.method
+    several = _over_seeds_and_chunks(stat, seeds, y, seed=0)
+    assert several.value == pytest.approx(np.mean([stat(*s, y) for s in seeds]), abs=1e-12)
+    assert "hierarchical bootstrap over 3 seeds" in several.method
+    assert several.lo < several.value < several.hi
+
+
+def test_headline_with_several_seeds(tmp_path, monkeypatch):
+    """Fine-tuning seeds (as at medium): one score table per seed, seed-level rows and losses, and
+    intervals over seeds and chunks for the fine-tuned claims (the base-model controls need none)."""
+    monkeypatch.setattr(experiment, "SMALL_PER_SIDE", 6)
+    monkeypatch.setattr(experiment, "SMALL_SEEDS", 2)
+    ctx = RunContext("tab-mia", out_dir=tmp_path, model="tiny-random", show_progress=False, seed=5)
+    result = run(ctx)
+    by_statement = {c.statement: c for c in result.claims}
+    leak = by_statement["Fine-tuning on serialised tables leaks membership: best AUROC after 3 epochs (json)"]
+    assert "hierarchical bootstrap over 2 seeds" in leak.method
+    control = next(c for s, c in by_statement.items() if s.startswith("Control") and "json" in s)
+    assert "percentile bootstrap over 12 chunks" in control.method
+    rows = result.tables["auroc"]
+    assert {(r["epochs"], r["seed"]) for r in rows} == {(0, 5), (3, 5), (3, 6)}
+    assert {"train_loss_json_3", "train_loss_json_3_seed6"} <= set(result.metrics)
+    assert result.metrics["train_loss_json_3"] != result.metrics["train_loss_json_3_seed6"]

@@ -5,15 +5,16 @@ first rows cut into 2-row chunks, shuffled with seed 42, half members; SmolLM2-1
 fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding; every attack of
 :func:`iclr26.tab_mia.mia_scores` on members and non-members, before (control) and after fine-tuning.
 
-``small``: encodings ``line-sep`` and ``json``, 18 + 18 chunks, 3 epochs: the largest count whose longest
-job (json fine-tuning and scoring, about 17.3 CPU-s per member/non-member pair measured on parts) fits 6
-minutes on 2 cores (estimate, not yet measured end to end; the issue asks 32 + 32, see docs/tab-mia.md).
-``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs.
+``small``: encodings ``line-sep`` and ``json``, 18 + 18 chunks, 3 epochs, one fine-tuning seed: the
+largest count whose longest job (json fine-tuning and scoring) fits 6 minutes on 2 cores (the issue asks
+32 + 32; measured, see docs/tab-mia.md). ``medium``: all six encodings, 100 + 100 chunks, 1 and 3 epochs,
+:data:`MEDIUM_SEEDS` fine-tuning seeds.
 
-Intervals: percentile bootstrap over the chunks (the sampled units), one fine-tuning seed (the
-seed-to-seed spread is not covered at ``small``). The best attack is chosen inside every resample (the
-statistic is the maximum over attacks of the a-priori-direction AUROC), so the selection is not
-optimistic. Encodings are compared on the same chunks (paired bootstrap).
+Intervals: with one seed, a percentile bootstrap over the chunks (the sampled units; the seed-to-seed
+spread is not covered at ``small``); with several, a hierarchical bootstrap (seeds, then chunks within a
+seed) of the mean over seeds. The best attack is chosen inside every resample (the statistic is the
+maximum over attacks of the a-priori-direction AUROC), so the selection is not optimistic. Encodings and
+epoch counts are compared on the same chunks and seeds (paired).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ import pandas as pd
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
-from ..uncertainty import Estimate, bootstrap
+from ..uncertainty import Estimate, bootstrap, hierarchical_bootstrap
 from . import (
     ATTACKS,
     ENCODINGS,
@@ -42,6 +43,9 @@ MODEL_OPTIONS = ("model", "batch_size")
 #: budget on 2 cores by the CPU-s per chunk measured on parts (docs/tab-mia.md; the issue asks 32).
 SMALL_PER_SIDE = 18
 MEDIUM_PER_SIDE = 100
+#: Fine-tuning seeds (``ctx.seed``, ``ctx.seed + 1``, ...): LoRA initialisation, dropout and batch order.
+SMALL_SEEDS = 1
+MEDIUM_SEEDS = 3
 PAPER = "Adult, 3 epochs, LLaMA-3.1-8B / Mistral-7B / Gemma-3-4B: best AUROC about 0.9 (abstract: up to 97 %)"
 
 
@@ -71,15 +75,37 @@ def _signed(scores: pd.DataFrame) -> np.ndarray:
 
 def _base_ppl_auroc(run: dict, seed: int) -> Estimate:
     """Bootstrap of the base model's perplexity AUROC (label 1 scored higher), over the chunks."""
-    return bootstrap(
-        lambda s, y: _auroc(s[:, 0], y), _signed(run["scores"][0]), run["labels"], seed=seed, unit="chunks"
-    )
+    (base,) = run["scores"][0]
+    return bootstrap(lambda s, y: _auroc(s[:, 0], y), _signed(base), run["labels"], seed=seed, unit="chunks")
 
 
-def _paired(sa: np.ndarray, sb: np.ndarray, labels: np.ndarray, seed: int) -> Estimate:
-    """Bootstrap of best AUROC(sa) - best AUROC(sb) over the same chunks (rows resampled together)."""
-    return bootstrap(
-        lambda a, b, y: _best_auroc(a, y) - _best_auroc(b, y), sa, sb, labels, seed=seed, unit="chunks"
+def _over_seeds_and_chunks(statistic, per_seed: list[list[np.ndarray]], labels: np.ndarray, seed: int):
+    """``statistic(*arrays, labels)`` with its interval: ``per_seed[i]`` holds seed i's (n_chunks, ...)
+    arrays. One seed: percentile bootstrap over the chunks (rows resampled together); several: the mean
+    over seeds, hierarchical bootstrap (seeds, then chunks within a seed)."""
+    if len(per_seed) == 1:
+        return bootstrap(statistic, *per_seed[0], labels, seed=seed, unit="chunks")
+    widths = np.cumsum([0] + [a.shape[1] for a in per_seed[0]])
+    rows = [np.column_stack([*arrays, labels]) for arrays in per_seed]
+
+    def on_rows(g):
+        return statistic(*(g[:, lo:hi] for lo, hi in zip(widths[:-1], widths[1:])), g[:, -1])
+
+    return hierarchical_bootstrap(on_rows, rows, seed=seed, unit="chunks")
+
+
+def _best_after(run: dict, epochs: int, seed: int) -> Estimate:
+    """Best AUROC after ``epochs`` epochs, over the chunks (and the seeds)."""
+    per_seed = [[_signed(s)] for s in run["scores"][epochs]]
+    return _over_seeds_and_chunks(_best_auroc, per_seed, run["labels"], seed)
+
+
+def _paired(sa: list, sb: list, labels: np.ndarray, seed: int) -> Estimate:
+    """Best AUROC(sa) - best AUROC(sb) over the same chunks and seeds (``sa``, ``sb``: one score table per
+    seed, the same seeds in the same order)."""
+    per_seed = [[_signed(a), _signed(b)] for a, b in zip(sa, sb, strict=True)]
+    return _over_seeds_and_chunks(
+        lambda a, b, y: _best_auroc(a, y) - _best_auroc(b, y), per_seed, labels, seed
     )
 
 
@@ -128,30 +154,33 @@ def _with_real_scores(bench: pd.DataFrame, synthetic_scores: pd.DataFrame, base:
     return pd.concat([real_scores, synthetic_scores], ignore_index=True)
 
 
-def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, batch_size, workers, syn_encodings):
-    """Every (encoding, epochs) job in ``workers`` forked single-thread processes (fine-tuning jobs, the
-    longest, first), then the base model's scoring of the real-vs-synthetic benchmarks of
-    ``syn_encodings`` (keys ``syn:<encoding>``); each job's seed is fixed, so the results do not depend
-    on ``workers``. Each benchmark is built once, here, and inherited by the workers."""
+def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, seeds, batch_size, workers, syn_encodings):
+    """Every (encoding, epochs, seed) fine-tuning job in ``workers`` forked single-thread processes (the
+    longest, first), then the base model's scoring of every benchmark, the real-vs-synthetic ones of
+    ``syn_encodings`` included (keys ``syn:<encoding>``); each job's seed is fixed, so the results do not
+    depend on ``workers``. Each benchmark is built once, here, and inherited by the workers.
+
+    Returns ``{key: {"labels", "scores": {epochs: [scores per seed]}, "loss_<epochs>": [losses per
+    seed]}}``; the base model's entry (epochs 0) holds one table."""
     benches = {e: make_benchmark(table.iloc[: 2 * n_chunks], 2, e, seed=42) for e in encodings}
     benches |= _synthetic_benches(table, syn_encodings, n_chunks // 2, ctx.seed)
-    jobs = [(e, k) for k in epochs_list for e in encodings] + [(e, 0) for e in benches]
+    jobs = [(e, k, s) for k in epochs_list for e in encodings for s in seeds]
+    jobs += [(e, 0, ctx.seed) for e in benches]
     parts = {key: _scored_part(key, bench, encodings) for key, bench in benches.items()}
     done = fork_map(
-        lambda job: _job(model, parts[job[0]], job[1], batch_size, ctx.seed),
+        lambda job: _job(model, parts[job[0]], job[1], batch_size, job[2]),
         jobs, workers=workers, progress=lambda it: ctx.progress(it, total=len(jobs), desc="jobs"),
     )  # fmt: skip
     runs = {e: {"labels": bench.label.to_numpy(), "scores": {}} for e, bench in benches.items()}
-    for (key, epochs), (scores, losses) in zip(jobs, done, strict=True):
-        runs[key]["scores"][epochs] = scores
+    for (key, epochs, _), (scores, losses) in zip(jobs, done, strict=True):
+        runs[key]["scores"].setdefault(epochs, []).append(scores)
         if losses is not None:
-            runs[key][f"loss_{epochs}"] = losses
+            runs[key].setdefault(f"loss_{epochs}", []).append(losses)
     for key, bench in benches.items():
         enc = key.removeprefix("syn:")
         if parts[key] is not bench:
-            runs[key]["scores"][0] = _with_real_scores(
-                bench, runs[key]["scores"][0], benches[enc], runs[enc]["scores"][0]
-            )
+            (synthetic,), (real,) = runs[key]["scores"][0], runs[enc]["scores"][0]
+            runs[key]["scores"][0] = [_with_real_scores(bench, synthetic, benches[enc], real)]
     return runs
 
 
@@ -161,7 +190,8 @@ def _heatmap(ctx, table: pd.DataFrame) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    grid = table.pivot(index="encoding", columns="attack", values="auroc")[list(ATTACKS)]
+    grid = table.pivot_table(index="encoding", columns="attack", values="auroc", aggfunc="mean")  # over seeds
+    grid = grid[list(ATTACKS)]
     fig, ax = plt.subplots(figsize=(10, 0.6 * len(grid) + 1.6))
     im = ax.imshow(grid.to_numpy(), vmin=0.3, vmax=1.0, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(ATTACKS)), ATTACKS, rotation=45, ha="right")
@@ -179,28 +209,34 @@ def run(ctx: RunContext) -> Result:
     encodings = ("line-sep", "json") if small else ENCODINGS
     n_chunks = 2 * (SMALL_PER_SIDE if small else MEDIUM_PER_SIDE)
     epochs_list = (3,) if small else (1, 3)
+    seeds = [ctx.seed + i for i in range(SMALL_SEEDS if small else MEDIUM_SEEDS)]
     batch_size = ctx.batch_size or 4
     set_torch_threads()  # one thread, as every forked worker: the same results with 1 or 2 workers
     model = ctx.load_model(default="embedded")
     syn_encodings = ("line-sep",) if small else ENCODINGS
     runs = _run_jobs(
-        ctx, model, adult_table(), encodings, n_chunks, epochs_list, batch_size, worker_count(), syn_encodings
-    )
+        ctx, model, adult_table(), encodings, n_chunks, epochs_list, seeds, batch_size, worker_count(),
+        syn_encodings,
+    )  # fmt: skip
     synthetic = {e: runs.pop(f"syn:{e}") for e in syn_encodings}
 
-    scale = f"{model.name}, Adult, 2-row chunks, {n_chunks // 2} + {n_chunks // 2} chunks, seed {ctx.seed}"
+    seed_text = f"seed {ctx.seed}" if len(seeds) == 1 else f"fine-tuning seeds {seeds[0]}-{seeds[-1]}"
+    scale = f"{model.name}, Adult, 2-row chunks, {n_chunks // 2} + {n_chunks // 2} chunks, {seed_text}"
     rows, claims = [], []
     for enc, r in runs.items():
-        for epochs, scores in r["scores"].items():
-            m = mia_metrics(scores, r["labels"])
-            rows += [{"encoding": enc, "epochs": epochs, "attack": a, **m.loc[a].to_dict()} for a in ATTACKS]
+        for epochs, per_seed in r["scores"].items():
+            for seed, scores in zip(seeds if epochs else [ctx.seed], per_seed, strict=True):
+                m = mia_metrics(scores, r["labels"])
+                rows += [
+                    {"encoding": enc, "epochs": epochs, "seed": seed, "attack": a, **m.loc[a].to_dict()}
+                    for a in ATTACKS
+                ]
     table_rows = pd.DataFrame(rows)
     _heatmap(ctx, table_rows[table_rows.epochs == 3])
 
     for enc, r in runs.items():
-        est = bootstrap(_best_auroc, _signed(r["scores"][3]), r["labels"], seed=ctx.seed, unit="chunks")
         claims.append(
-            est.claim(
+            _best_after(r, 3, ctx.seed).claim(
                 f"Fine-tuning on serialised tables leaks membership: best AUROC after 3 epochs ({enc})",
                 ">=", 0.8, paper=PAPER, scale=scale,
                 detail="max over the 12 attacks of the AUROC with the direction fixed a priori (best chosen "
@@ -208,7 +244,7 @@ def run(ctx: RunContext) -> Result:
             )
         )  # fmt: skip
     a, b = encodings[0], encodings[1]
-    diff = _paired(_signed(runs[a]["scores"][3]), _signed(runs[b]["scores"][3]), runs[a]["labels"], ctx.seed)
+    diff = _paired(runs[a]["scores"][3], runs[b]["scores"][3], runs[a]["labels"], ctx.seed)
     claims.append(
         Claim(
             f"The encoding changes attack success: |best AUROC({a}) - best AUROC({b})| > 0",
@@ -217,7 +253,7 @@ def run(ctx: RunContext) -> Result:
             else (min(abs(diff.lo), abs(diff.hi)), max(abs(diff.lo), abs(diff.hi))),
             method=diff.method,
             detail=f"signed difference {diff.value:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}], paired over the "
-            "same chunks; the interval of |d| is (0, max) when that of d contains 0",
+            "same chunks and seeds; the interval of |d| is (0, max) when that of d contains 0",
         )
     )  # fmt: skip
     for enc, r in runs.items():
@@ -230,7 +266,7 @@ def run(ctx: RunContext) -> Result:
         )  # fmt: skip
     if 1 in epochs_list:
         for enc, r in runs.items():
-            d = _paired(_signed(r["scores"][3]), _signed(r["scores"][1]), r["labels"], ctx.seed)
+            d = _paired(r["scores"][3], r["scores"][1], r["labels"], ctx.seed)
             claims.append(
                 d.claim(f"More epochs leak more: best AUROC(3 epochs) - best AUROC(1 epoch) > 0 ({enc})",
                         ">", 0.0, paper="AUROC grows with epochs", scale=scale)
@@ -253,11 +289,12 @@ def run(ctx: RunContext) -> Result:
                 "Adult or the synthesizer's rows are less typical: the two are not separated here",
             )
         )  # fmt: skip
-    metrics = {
-        f"train_loss_{enc}_{k.split('_')[1]}": [float(x) for x in r[k]]
+    metrics = {  # the first seed's under the plain name
+        f"train_loss_{enc}_{k.split('_')[1]}{'' if i == 0 else f'_seed{seed}'}": [float(x) for x in losses]
         for enc, r in runs.items()
         for k in r
         if k.startswith("loss_")
+        for i, (seed, losses) in enumerate(zip(seeds, r[k], strict=True))
     }
     tables = {"auroc": table_rows.round(4).to_dict("records")}
     return Result(claims=claims, metrics=metrics, tables=tables, notes=PAPER)
