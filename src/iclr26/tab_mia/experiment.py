@@ -164,7 +164,7 @@ def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, seeds, batch_
     seed]}}``; the base model's entry (epochs 0) holds one table."""
     benches = {e: make_benchmark(table.iloc[: 2 * n_chunks], 2, e, seed=42) for e in encodings}
     benches |= _synthetic_benches(table, syn_encodings, n_chunks // 2, ctx.seed)
-    jobs = [(e, k, s) for k in epochs_list for e in encodings for s in seeds]
+    jobs = [(e, k, s) for k in sorted(epochs_list, reverse=True) for e in encodings for s in seeds]
     jobs += [(e, 0, ctx.seed) for e in benches]
     parts = {key: _scored_part(key, bench, encodings) for key, bench in benches.items()}
     done = fork_map(
@@ -190,8 +190,8 @@ def _heatmap(ctx, table: pd.DataFrame) -> None:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    grid = table.pivot_table(index="encoding", columns="attack", values="auroc", aggfunc="mean")  # over seeds
-    grid = grid[list(ATTACKS)]
+    grid = table.pivot_table(index="encoding", columns="attack", values="auroc", aggfunc="mean", dropna=False)
+    grid = grid[list(ATTACKS)]  # mean over seeds; an attack that is NaN everywhere keeps its column
     fig, ax = plt.subplots(figsize=(10, 0.6 * len(grid) + 1.6))
     im = ax.imshow(grid.to_numpy(), vmin=0.3, vmax=1.0, cmap="viridis", aspect="auto")
     ax.set_xticks(range(len(ATTACKS)), ATTACKS, rotation=45, ha="right")
