@@ -102,12 +102,12 @@ SYSTEMS: tuple[SystemEntry, ...] = (
     _E(
         "dp-adaptation-privacy",
         "privacy",
-        "partial",
+        "implemented",
         "Membership inference and canary extraction against DP-adapted LLMs as data shifts from pretraining.",
         budget_s=120.0,
-        budget_reason="24 DP adaptations (4 methods x 3 distributions x target + shadow) with per-sequence "
-        "clipping, on two single-thread workers; the tiny Llama's pretraining on S is cached after the "
-        "first run",
+        budget_reason="36 DP adaptations (4 methods x 3 distributions x (target + 2 shadows)) with "
+        "per-sequence clipping, on two single-thread workers; the tiny Llama's pretraining on S is cached "
+        "after the first run",
     ),
     _E(
         "u2-bench",

@@ -1,6 +1,7 @@
 import importlib.util
 import itertools
 import os
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -35,6 +36,7 @@ def _signal_set(seed, n_refs):
     )
 
 
+@pytest.mark.filterwarnings("ignore:ref_x. the one-model offline fill-in")  # the path is compared on purpose
 @pytest.mark.parametrize("seed,n_refs,a", list(itertools.product(range(4), (1, 2, 4), (0.0, 0.3, 1.0))))
 def test_rmia_equals_reference_run_rmia(seed, n_refs, a):
     ref = _reference_rmia()
@@ -155,6 +157,20 @@ def test_different_tokenizer_is_refused(tiny, texts):
 def test_signal_level_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_one_model_fill_in_below_one_minus_a_warns():
+    """The one-model offline fill-in maps IN signals p < 1 - a to negative OUT estimates: a warning,
+    not silently chance-level scores; none where the fill-in stays positive or is not used."""
+    x, z = [0.05, 0.08], [0.06, 0.07]
+    with pytest.warns(UserWarning, match="ref_x: .*2 of 2 IN"):
+        dpa.rmia_from_signals(x, [[0.10], [0.12]], [[True], [True]], z, [[0.06], [0.07]], a=0.3)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        dpa.rmia_from_signals(x, [[0.10], [0.12]], [[True], [True]], z, [[0.06], [0.07]], a=1.0)
+        dpa.rmia_from_signals(x, [[0.10], [0.12]], [[False], [False]], z, [[0.06], [0.07]], a=0.3)
+        four = [[0.1, 0.2, 0.1, 0.2]] * 2
+        dpa.rmia_from_signals(x, four, [[True, False, True, False]] * 2, z, four, a=0.3)  # 2 OUT models each
 
 
 def test_min_k_bad_k(tiny, texts):

@@ -1,3 +1,4 @@
+import copy
 import math
 from types import SimpleNamespace
 
@@ -266,6 +267,47 @@ def test_prefix_trains_only_the_prefix(tiny, texts):
     # batch independence of the signal holds with the prefix too (right padding, causal attention)
     one = np.array([dpa.signals(dp, [t], max_length=16)[0] for t in texts[:3]])
     assert np.allclose(one, dpa.signals(dp, texts[:3], max_length=16), rtol=1e-5)
+
+
+def test_prefix_from_text_equals_the_base_reading_that_text_first(tiny, texts):
+    """Li & Liang's initialisation: the untrained prefix holds the keys/values of real tokens, so the
+    PeftModel on x computes what the base computes on those tokens + x."""
+    pytest.importorskip("peft")
+    start = "def helper(value):\n    return value * 2 + offset\n"
+    ids = tiny.tokenizer(start, return_tensors="pt", add_special_tokens=False).input_ids[:, :4]
+    wrapped, params = dpa._trainable(copy.deepcopy(tiny.model), "prefix", 8, 16.0, ("q_proj",), 4, ids)
+    (embedding,) = params.values()
+    assert embedding.shape[0] == 4 and embedding.requires_grad
+    x = tiny.tokenizer(texts[0], return_tensors="pt", add_special_tokens=False).input_ids[:, :12]
+    with torch.no_grad():
+        ours = wrapped(input_ids=x, attention_mask=torch.ones_like(x)).logits
+        base = tiny.model(torch.cat([ids, x], dim=1)).logits[:, 4:]
+    assert torch.allclose(ours, base, atol=1e-4)
+    random = dpa._trainable(copy.deepcopy(tiny.model), "prefix", 8, 16.0, ("q_proj",), 4)[0]
+    with torch.no_grad():
+        assert not torch.allclose(
+            random(input_ids=x, attention_mask=torch.ones_like(x)).logits, base, atol=1e-2
+        )
+    # through adapt: a tiny learning rate leaves the model equal to the base reading the text first
+    near = dpa.adapt(tiny, texts[:4], "prefix", math.inf, batch_size=4, lr=1e-9, max_length=16,
+                     prefix_tokens=4, prefix_init_text=start)  # fmt: skip
+    with torch.no_grad():
+        assert torch.allclose(
+            near.model.model(input_ids=x, attention_mask=torch.ones_like(x)).logits, base, atol=1e-3
+        )
+
+
+@pytest.mark.parametrize(
+    "kw,match",
+    [
+        (dict(method="prefix", prefix_init_text="two"), "prefix_init_text: expected at least"),
+        (dict(method="prefix", prefix_init_text=7), "prefix_init_text: expected a string"),
+        (dict(method="lora", prefix_init_text="a text long enough for eight tokens of prefix"), "only"),
+    ],
+)
+def test_prefix_init_text_bad_input(tiny, texts, kw, match):
+    with pytest.raises(ValueError, match=match):
+        dpa.adapt(tiny, texts[:4], epsilon=math.inf, batch_size=2, max_length=16, **kw)
 
 
 def test_microbatching_does_not_change_the_update(tiny, texts):

@@ -40,6 +40,8 @@ def test_jobs_split_candidates_population_and_canaries(tmp_path):
             assert job["target_texts"][: len(members)] == members or set(members) <= set(job["target_texts"])
             assert len(job["target_texts"]) == 8 + cfg["canaries"]
             assert [len(s) for s in job["shadow_texts"]] == [8] * cfg["shadows"]
+            prefix = {"prefix_init_text": experiment.PREFIX_INIT_TEXT}
+            assert job["method_kw"] == (prefix if job["method"] == "prefix" else {})
             secrets += [c.secret for c in job["canaries"]]
     assert len(set(secrets)) == len(secrets)  # fresh canaries per cell
 
@@ -97,6 +99,13 @@ def test_cells_are_saved_as_they_finish_and_a_resumed_run_reuses_them(tmp_path, 
     other_base = [dict(j, base_path=str(tmp_path / "_base-def")) for j in jobs]
     experiment._cached_cells(ctx, _InlinePool(), other_base, cfg, seed=0)
     assert len(calls) == 4
+    # another method's learning rate or prefix start: every lora cell reused; lora's own: recomputed
+    calls.clear()
+    lrs = dict(cfg["lrs"], prefix=0.5)
+    experiment._cached_cells(ctx, _InlinePool(), jobs, dict(cfg, lrs=lrs, prefix_init_text="x y"), seed=0)
+    assert calls == []
+    experiment._cached_cells(ctx, _InlinePool(), [dict(j, lr=0.5) for j in jobs[1:]], cfg, seed=0)
+    assert len(calls) == 3
 
 
 def test_bootstrap_within_groups_brackets_the_value():
@@ -138,8 +147,47 @@ def test_worker_cell_runs_the_medium_settings(tmp_path):
     assert set(cell["eps"]) == {0.1, math.inf} and cell["eps"][math.inf]["sigma"] == 0
     assert cell["eps"][0.1]["sigma"] > 1 and cell["eps"][0.1]["ref_x"].shape == (12, 2)
     scores = experiment._scores(cell["eps"][0.1], base, splits["ood"])
-    assert all(s.shape == (12,) and np.all((s >= 0) & (s <= 1)) for s in scores.values())
+    for kind in ("shadow", "base"):
+        s = scores[f"rmia_{kind}"]
+        assert s.shape == (12,) and np.all((s >= 0) & (s <= 1)) and 0 <= scores[f"a_{kind}"] <= 1
     assert cell["base_exposure"].shape == (2,)
+
+
+def _small_signal_cell(seed: int, n: int = 128, m: int = 64):
+    """Signals the size of SmolLM2's exp(mean log-prob) (about 0.05): each text has its own difficulty,
+    and a model that trained on a text doubles its signal (the target and each of 2 random-half shadows)."""
+    rng = np.random.default_rng(seed)
+    difficulty, population = rng.lognormal(np.log(0.05), 0.5, n), rng.lognormal(np.log(0.05), 0.5, m)
+    members = np.zeros(n, bool)
+    members[rng.choice(n, n // 2, replace=False)] = True
+    shadow = rng.random((n, 2)) < 0.5
+
+    def model(trained):
+        return difficulty * (1 + trained) * rng.lognormal(0, 0.1, trained.shape)
+
+    cell = {
+        "x": model(members),
+        "z": population * rng.lognormal(0, 0.1, m),
+        "ref_x": np.stack([model(shadow[:, r]) for r in range(2)], axis=1),
+        "ref_z": population[:, None] * rng.lognormal(0, 0.1, (m, 2)),
+    }
+    base = {"x": difficulty * rng.lognormal(0, 0.1, n), "z": population * rng.lognormal(0, 0.1, m)}
+    return cell, base, {"members": members, "shadow": shadow}
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_scores_find_a_planted_leak_on_llm_sized_signals(seed):
+    """With signals far below 1 - a, a fixed a = 0.3 turns the IN shadows' signals into negative OUT
+    estimates and RMIA drops to chance; the tuned a (as ml_privacy_meter's audit) finds the leak."""
+    from iclr26.dp_adaptation_privacy._attacks import rmia, roc_auc
+
+    cell, base, split = _small_signal_cell(seed)
+    y = split["members"]
+    fixed = rmia(cell["x"], cell["ref_x"], split["shadow"], cell["z"], cell["ref_z"], 0.3)
+    scores = experiment._scores(cell, base, split)
+    assert abs(roc_auc(y, fixed) - 0.5) < 0.15
+    assert roc_auc(y, scores["rmia_shadow"]) > 0.9 and roc_auc(y, scores["rmia_base"]) > 0.9
+    assert scores["a_shadow"] >= 0.8 and scores["a_base"] >= 0.8
 
 
 def test_claims_on_synthetic_cells(monkeypatch):

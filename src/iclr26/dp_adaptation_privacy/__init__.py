@@ -142,14 +142,17 @@ class AdaptedModel:
     batch_sizes: list[int] = field(default_factory=list)
 
 
-def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple, prefix_tokens: int):
+def _trainable(
+    hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tuple, prefix_tokens: int, prefix_ids=None
+):
     """(module to run, its trainable parameters) for ``method``; ``head`` unties the output head first.
 
     ``lora`` wraps ``hf`` with peft's ``LoraConfig(r, lora_alpha, target_modules, lora_dropout=0)``
     (Hu et al. 2022): only the A/B factors train. ``prefix`` wraps it with peft's
     ``PrefixTuningConfig(num_virtual_tokens=prefix_tokens)`` (Li & Liang 2021, no reparametrisation):
-    only the prefix embedding ``(prefix_tokens, 2 · layers · kv_width)`` trains. The module returned is
-    then the ``PeftModel``.
+    only the prefix embedding ``(prefix_tokens, 2 · layers · kv_width)`` trains; it starts at peft's
+    N(0, 1), or, given ``prefix_ids`` ``(1, prefix_tokens)``, at the keys and values ``hf`` computes for
+    those tokens. The module returned is then the ``PeftModel``.
     """
     import torch
 
@@ -170,9 +173,37 @@ def _trainable(hf, method: str, lora_r: int, lora_alpha: float, lora_targets: tu
         from peft import PrefixTuningConfig, get_peft_model
 
         config = PrefixTuningConfig(task_type="CAUSAL_LM", num_virtual_tokens=prefix_tokens)
+        start = None if prefix_ids is None else _token_keys_values(hf, prefix_ids)
         wrapped = get_peft_model(hf, config)
-        return wrapped, {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
+        params = {name: p for name, p in wrapped.named_parameters() if p.requires_grad}
+        if start is not None:
+            (embedding,) = params.values()
+            with torch.no_grad():
+                embedding.copy_(start)
+        return wrapped, params
     return hf, dict(hf.named_parameters())
+
+
+def _token_keys_values(hf, ids):
+    """The key/value cache ``hf`` computes for ``ids`` ``(1, T)``, laid out as peft's prefix embedding
+    ``(T, layers · 2 · kv_heads · head_dim)``: per token, each layer's keys then values, head-major.
+
+    A prefix so initialised makes the ``PeftModel`` compute on x what ``hf`` computes on ids + x (tested),
+    which is Li & Liang's (2021) initialisation with the activations of real words.
+    """
+    import torch
+
+    was_training = hf.training
+    with torch.no_grad():
+        out = hf.eval()(ids, use_cache=True)
+    cache = out.cache if "cache" in out else out.past_key_values  # transformers 5 renamed it
+    hf.train(was_training)
+    per_layer = [
+        t[0].transpose(0, 1).reshape(t.shape[2], -1)
+        for layer in cache.layers
+        for t in (layer.keys, layer.values)
+    ]
+    return torch.cat(per_layer, dim=1)
 
 
 def _draws_dropout(hf) -> bool:
@@ -216,6 +247,7 @@ def adapt(
     lora_alpha: float = 16.0,
     lora_targets: Sequence[str] = ("q_proj", "v_proj"),
     prefix_tokens: int = 8,
+    prefix_init_text: str | None = None,
     microbatch: int | None = None,
 ) -> AdaptedModel:
     """DP-SGD adaptation of a copy of ``model`` (an ``HFModel``) on ``texts`` (one privacy unit per text).
@@ -227,7 +259,10 @@ def adapt(
     head), ``"lora"`` (peft LoRA of rank ``lora_r``, scale ``lora_alpha``/``lora_r``, on ``lora_targets``;
     merged into the returned model) or ``"prefix"`` (peft Prefix-Tuning with ``prefix_tokens`` virtual
     tokens per layer; the returned model is the ``PeftModel``, which prepends the prefix on every call).
-    ``microbatch`` bounds how many per-sequence gradients are held at once (same result; less memory).
+    The prefix starts at peft's N(0, 1) unless ``prefix_init_text`` is given: then at the keys and values
+    of its first ``prefix_tokens`` tokens under ``model`` (public text only: it is not privatised), so the
+    untrained adaptation equals ``model`` reading that text first. ``microbatch`` bounds how many
+    per-sequence gradients are held at once (same result; less memory).
     For ``"head"`` on a model whose logits are the plain output layer and that draws no dropout, the
     frozen body's hidden states are computed once and each step clips through the Gram identity
     (:func:`_dpsgd.head_clipped_sum`), forming no per-sequence gradient: the same model up to float
@@ -256,6 +291,7 @@ def adapt(
     if isinstance(lora_targets, str) or not lora_targets:
         raise ValueError("lora_targets: expected a non-empty list of module names")
     prefix_tokens = check_int(prefix_tokens, "prefix_tokens", minimum=1)
+    prefix_ids = _prefix_ids(model.tokenizer, prefix_init_text, prefix_tokens, method)
     if microbatch is not None:
         microbatch = check_int(microbatch, "microbatch", minimum=1)
     ids, mask = _dpsgd.encode(model.tokenizer, texts, max_length)
@@ -272,7 +308,9 @@ def adapt(
     # disturbing the caller's stream) so that a run does not depend on what ran before in the process
     with torch.random.fork_rng(devices=[]):
         torch.manual_seed(seed)
-        hf, params = _trainable(hf, method, lora_r, lora_alpha, tuple(lora_targets), prefix_tokens)
+        hf, params = _trainable(
+            hf, method, lora_r, lora_alpha, tuple(lora_targets), prefix_tokens, prefix_ids
+        )
     for p in hf.parameters():
         p.requires_grad_(False)
     opt = torch.optim.AdamW(list(params.values()), lr=lr, weight_decay=0.0)
@@ -312,6 +350,22 @@ def adapt(
         hf, model.tokenizer, name=f"{getattr(model, 'name', 'model')}+dp-{method}-eps{epsilon:g}-s{seed}"
     )
     return AdaptedModel(adapted, method, epsilon, delta, sigma, q, steps, max_grad_norm, sizes)
+
+
+def _prefix_ids(tokenizer, text, prefix_tokens: int, method: str):
+    """The first ``prefix_tokens`` token ids ``(1, prefix_tokens)`` of ``text``, or None without a text."""
+    if text is None:
+        return None
+    if method != "prefix":
+        raise ValueError(f"prefix_init_text: only method='prefix' has a prefix, got method={method!r}")
+    if not isinstance(text, str):
+        raise ValueError(f"prefix_init_text: expected a string, got {type(text).__name__}")
+    ids = tokenizer(text, return_tensors="pt", add_special_tokens=False).input_ids
+    if ids.shape[1] < prefix_tokens:
+        raise ValueError(
+            f"prefix_init_text: expected at least prefix_tokens={prefix_tokens} tokens, got {ids.shape[1]}"
+        )
+    return ids[:, :prefix_tokens]
 
 
 @dataclass
@@ -426,7 +480,30 @@ def rmia_from_signals(target_x, ref_x, ref_memberships, target_z, ref_z, a: floa
     if isinstance(a, bool) or not 0 <= float(a) <= 1:
         raise ValueError(f"a: expected a number in [0, 1], got {a!r}")
     gamma = _check_positive(gamma, "gamma")
+    _warn_negative_fill_in(ref_x, ref_memberships, float(a))
     return _attacks.rmia(target_x, ref_x, ref_memberships, target_z, ref_z, float(a), gamma)
+
+
+def _warn_negative_fill_in(ref_x: np.ndarray, ref_memberships: np.ndarray, a: float) -> None:
+    """Warn when the one-model offline fill-in turns IN signals into negative OUT estimates.
+
+    With one OUT model per sample (R // 2 = 1), ``run_rmia`` maps an IN signal p to (p + a - 1)/a, which
+    is negative whenever p < 1 - a. Sequence-level LLM signals (exp of a mean log-prob, often 0.01-0.2)
+    fall there for any a < 0.8: the IN references then flip the likelihood ratio and the AUC drops to
+    chance (docs/dp-adaptation-privacy.md measures it on SmolLM2).
+    """
+    if max(ref_x.shape[1] // 2, 1) > 1 or not ref_memberships.any():
+        return
+    a_eff = a if a != 0 else 0.3
+    negative = int(((ref_x[ref_memberships] + a_eff - 1) <= 0).sum())
+    if negative:
+        warnings.warn(
+            f"ref_x: the one-model offline fill-in (p + a - 1)/a gives {negative} of "
+            f"{int(ref_memberships.sum())} IN reference signals a non-positive OUT estimate (signals below "
+            f"1 - a = {1 - a_eff:g}); the scores are then unreliable: use a='tune' (rmia_scores), a larger "
+            "a, or references that are OUT for each candidate",
+            stacklevel=3,
+        )
 
 
 def _check_signals(values, ndim: int, name: str) -> np.ndarray:

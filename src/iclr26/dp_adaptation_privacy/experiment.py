@@ -5,15 +5,16 @@ Protocol (arXiv 2606.09401, scaled to a 2-core CPU; the data are OURS, see :func
 - ``small``: a tiny Llama (2 layers, d 128, byte-level BPE 4k trained with HF ``tokenizers``) pretrained
   here on corpus S (CPython stdlib chunks; cached after the first run). Per distribution (overlap = drawn
   from S, IID = held-out stdlib files, OOD = faker English records): a pool of 192 texts, 128 candidates
-  and 64 population texts. The target adapts on 64 of the candidates (+ 2 canaries), the shadow on
-  another random 64 (its memberships are known). 4 methods × ε = 8 × (target + 1 shadow) = 24 DP
+  and 64 population texts. The target adapts on 64 of the candidates (+ 4 canaries), each of 2 shadows
+  on another random 64 (their memberships are known). 4 methods × ε = 8 × (target + 2 shadows) = 36 DP
   adaptations, run as two single-thread worker processes.
 - ``medium``: SmolLM2-135M after a controlled continued pretraining on S (the overlap slice); IID is
   this project's own source (written after SmolLM2's cutoff), OOD faker English and German;
   ε ∈ {0.1, 8, ∞}, 4 methods, 2 shadows.
 
-Attacks: RMIA (offline, a = 0.3, γ = 1) with the shadow model(s) as references, and RMIA with the
-pretrained model as the sole (OUT) reference; canary exposure (sampled, 63 fresh secrets) on the target.
+Attacks: offline RMIA (γ = 1) with the shadows as references, and RMIA with the pretrained model as the
+sole (OUT) reference, each with its coefficient a tuned on shadow 0 (see :func:`_scores`); canary
+exposure (sampled, fresh secrets) on the target.
 Intervals: percentile bootstrap over candidates (and canaries), resampled independently within each
 distribution; one training seed per cell, so the seed-to-seed spread is not covered.
 """
@@ -45,6 +46,12 @@ PAPER = (
 )
 EXPOSURE_RANDOM = 1.0 / math.log(2.0)  # E[log2(m+1) - log2 rank] for a uniform rank: 1.44 (the paper's value)
 
+# The prefix starts at the keys/values of real tokens (Li & Liang 2021) of a neutral public sentence:
+# peft's N(0, 1) start took SmolLM2's validation loss from 2.71 to 5.90, and 17 steps did not undo it.
+PREFIX_INIT_TEXT = "The following passage is taken from a longer document:"
+# Settings that belong to one method: a job's cache key holds only its own method's (see _cell_digest)
+PER_METHOD = ("lrs", "prefix_init_text")
+
 CONFIGS = {
     "small": dict(
         base="tiny",
@@ -52,13 +59,14 @@ CONFIGS = {
         pretrain=dict(vocab_size=4096, hidden_size=128, layers=2, steps=300, batch_size=16, lr=3e-3),
         distributions=("overlap", "iid", "ood"),
         epsilons=(8.0,),
-        shadows=1,
+        shadows=2,  # a is tuned by attacking one shadow with the other
         n_members=64,
         n_population=64,
         max_length=64,
         epochs=4,
         batch_size=16,
         lrs={"full": 1e-3, "head": 1e-2, "lora": 1e-2, "prefix": 1e-2},
+        prefix_init_text=PREFIX_INIT_TEXT,
         canaries=4,
         exposure_m=63,
         microbatch=None,
@@ -70,13 +78,14 @@ CONFIGS = {
         pretrain=dict(steps=64, batch_size=8, lr=5e-5),
         distributions=("overlap", "project_code", "ood", "ood_german"),
         epsilons=(0.1, 8.0, math.inf),
-        shadows=2,
+        shadows=2,  # a is tuned by attacking one shadow with the other
         n_members=64,
         n_population=64,
         max_length=64,
         epochs=4,
         batch_size=16,
         lrs={"full": 5e-5, "head": 1e-3, "lora": 1e-3, "prefix": 1e-2},
+        prefix_init_text=PREFIX_INIT_TEXT,
         canaries=4,
         exposure_m=127,
         microbatch=4,
@@ -118,7 +127,8 @@ def _smollm2_base(ctx: RunContext, data, cfg: dict, seed: int) -> Path:
     ``out_dir`` in a folder named by the hash of its recipe and of S, and reused by a resumed run."""
     from ._pretrain import train_lm
 
-    path = ctx.out_dir / f"_base-{_digest(cfg, seed, ctx.model, data.pretrain)}"
+    recipe = {k: cfg[k] for k in ("pretrain", "max_length")}
+    path = ctx.out_dir / f"_base-{_digest(recipe, seed, ctx.model, data.pretrain)}"
     if (path / "config.json").is_file():
         return path
     base = ctx.load_model()
@@ -192,6 +202,7 @@ def _run_cell(job: dict) -> dict:
         lr=job["lr"],
         max_length=L,
         microbatch=job["microbatch"],
+        **job["method_kw"],
     )
     for eps in job["epsilons"]:
         target = dpa.adapt(
@@ -261,6 +272,7 @@ def _jobs(data, cfg: dict, base_path: Path, seed: int) -> tuple[list[dict], dict
                         epochs=cfg["epochs"],
                         batch_size=cfg["batch_size"],
                         lr=cfg["lrs"][method],
+                        method_kw=_method_kw(cfg, method),
                         microbatch=cfg["microbatch"],
                         exposure_m=cfg["exposure_m"],
                         seed=seed * 1000 + 10 * d_index,
@@ -270,6 +282,21 @@ def _jobs(data, cfg: dict, base_path: Path, seed: int) -> tuple[list[dict], dict
     # the costliest jobs first, so the workers finish together
     jobs.sort(key=lambda j: {"full": 0, "lora": 1, "prefix": 2, "head": 3}.get(j.get("method"), 4))
     return jobs, splits
+
+
+def _method_kw(cfg: dict, method: str) -> dict:
+    """The keywords of :func:`adapt` that only ``method`` takes."""
+    return {"prefix_init_text": cfg["prefix_init_text"]} if method == "prefix" else {}
+
+
+def _cell_digest(cfg: dict, seed: int, job: dict) -> str:
+    """The key of a job's saved result: the shared settings (not the other methods' entries, so that
+    changing one method's learning rate recomputes only its cells), the job's own, the seed, the base
+    model's folder name (named by its own recipe hash) and the job."""
+    shared = {k: v for k, v in cfg.items() if k not in PER_METHOD}
+    own = {"lr": job.get("lr"), **job.get("method_kw", {})}
+    base = Path(job["base_path"]).name
+    return _digest(shared, own, seed, base, job["kind"], job["key"], job.get("epsilons"), job["candidates"])
 
 
 def _merge_cells(results: list[dict]) -> tuple[dict, list[dict]]:
@@ -289,17 +316,14 @@ def _merge_cells(results: list[dict]) -> tuple[dict, list[dict]]:
 
 def _cached_cells(ctx: RunContext, pool, jobs: list[dict], cfg: dict, seed: int) -> list[dict]:
     """``[_run_cell(job) for job in jobs]`` on ``pool``, each result saved under ``out_dir/_cells`` as it
-    finishes. A file is named by a hash of the settings, the seed, the base model's folder name and the
-    job (not of the code: clear the folder after changing it), so an interrupted run resumes with the
-    jobs still missing."""
+    finishes. A file is named by :func:`_cell_digest` (not by the code: clear the folder after changing
+    it), so an interrupted run resumes with the jobs still missing."""
     folder = ctx.out_dir / "_cells"
 
     def path(job: dict) -> Path:
         what = "-".join(str(job["key"][k]) for k in ("dist", "method") if k in job["key"])
         eps = f"-eps{job['epsilons'][0]:g}" if job["kind"] == "adapt" else ""
-        base = Path(job["base_path"]).name  # named by the base model's own recipe hash
-        digest = _digest(cfg, seed, base, job["kind"], job["key"], job.get("epsilons"), job["candidates"])
-        return folder / f"{what}{eps}-{digest}.pkl"
+        return folder / f"{what}{eps}-{_cell_digest(cfg, seed, job)}.pkl"
 
     done = {i: pickle.loads(path(j).read_bytes()) for i, j in enumerate(jobs) if path(j).is_file()}
     futures = {pool.submit(_run_cell, j): i for i, j in enumerate(jobs) if i not in done}
@@ -318,15 +342,26 @@ def _auc(labels: np.ndarray, scores: np.ndarray) -> float:
 
 
 def _scores(cell: dict, base: dict, split: dict) -> dict:
-    """RMIA scores of one (distribution, method, ε): shadow references, and the base as sole reference."""
-    from ._attacks import rmia
+    """RMIA scores of one (distribution, method, ε) with shadow references and with the base as the sole
+    reference, and the offline coefficient a of each.
+
+    a is tuned as ml_privacy_meter's audit does (``tune_offline_a``: the first maximiser of the AUC on
+    0, 0.1, …, 1) on shadow 0, whose memberships are known, attacked with the same kind of reference as
+    the target: the other shadows, or the base. A fixed a = 0.3 breaks on these signals: see
+    ``_warn_negative_fill_in`` in the package.
+    """
+    from ._attacks import rmia, tune_a
 
     n = len(cell["x"])
+    ref_x, ref_z, mem = cell["ref_x"], cell["ref_z"], split["shadow"]
+    base_x, base_z, base_mem = base["x"][:, None], base["z"][:, None], np.zeros((n, 1), bool)
+    a_shadow = tune_a(ref_x[:, 0], mem[:, 0], ref_x[:, 1:], mem[:, 1:], ref_z[:, 0], ref_z[:, 1:])
+    a_base = tune_a(ref_x[:, 0], mem[:, 0], base_x, base_mem, ref_z[:, 0], base_z)
     return {
-        "rmia_shadow": rmia(cell["x"], cell["ref_x"], split["shadow"], cell["z"], cell["ref_z"], 0.3),
-        "rmia_base": rmia(
-            cell["x"], base["x"][:, None], np.zeros((n, 1), bool), cell["z"], base["z"][:, None], 0.3
-        ),
+        "rmia_shadow": rmia(cell["x"], ref_x, mem, cell["z"], ref_z, a_shadow),
+        "rmia_base": rmia(cell["x"], base_x, base_mem, cell["z"], base_z, a_base),
+        "a_shadow": a_shadow,
+        "a_base": a_base,
     }
 
 
@@ -573,6 +608,8 @@ def _rows(cfg, cells, bases, scores, splits, distances, seed) -> list[dict]:
                     "auc_lo": round(est.lo, 4),
                     "auc_hi": round(est.hi, 4),
                     "auc_rmia_base_ref": round(_auc(labels, s["rmia_base"]), 4),
+                    "a_shadow": round(s["a_shadow"], 1),
+                    "a_base_ref": round(s["a_base"], 1),
                     "tpr_at_1pct_fpr": round(tpr_at_fpr(labels, s["rmia_shadow"], 0.01), 4),
                     "exposure_mean": round(float(np.mean(v["exposure"])), 3),
                     "exposure_base_model": round(float(np.mean(c["base_exposure"])), 3),
