@@ -123,8 +123,9 @@ def test_fork_map_reports_each_result_here_as_it_finishes(workers):
     assert out == [0, 10, 20, 30, 40] and seen == dict(enumerate(out))
 
 
-def _mmapped_blocks() -> int | None:
-    """glibc's count of blocks served by mmap (``mallinfo2().hblks``); None outside glibc."""
+def _mallinfo():
+    """glibc's ``mallinfo2()`` (``hblks``: blocks served by mmap; ``fordblks``: free bytes in the heap);
+    None outside glibc."""
     import ctypes
     import ctypes.util
 
@@ -139,7 +140,11 @@ def _mmapped_blocks() -> int | None:
     if not hasattr(libc, "mallinfo2"):
         return None
     libc.mallinfo2.restype = Mallinfo2
-    return libc.mallinfo2().hblks
+    return libc.mallinfo2()
+
+
+def _mmapped_blocks() -> int:
+    return _mallinfo().hblks
 
 
 def test_malloc_settings_apply_inside_the_block_and_restore_after():
@@ -147,14 +152,16 @@ def test_malloc_settings_apply_inside_the_block_and_restore_after():
     maps such a block again. Unknown parameter names are refused."""
     from iclr26.runtime import malloc_settings
 
-    if _mmapped_blocks() is None:
+    if _mallinfo() is None:
         pytest.skip("not glibc (no mallinfo2)")
     before = _mmapped_blocks()
     with malloc_settings({"mmap_max": 0}, {"mmap_max": 65536}) as ok:
         inside = np.ones(8 << 20)  # 64 MB
         assert ok and _mmapped_blocks() == before
         del inside
-    outside = np.ones(8 << 20)
+    # Larger than all the free memory in the heap, so that no free chunk can serve it: a chunk freed
+    # above another allocation (in a long test session) is not handed back and would be reused.
+    outside = np.empty((_mallinfo().fordblks + (64 << 20)) // 8)
     assert _mmapped_blocks() == before + 1
     del outside
     with pytest.raises(ValueError, match="mmap_treshold"):
