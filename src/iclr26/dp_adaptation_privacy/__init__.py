@@ -492,16 +492,16 @@ def _warn_negative_fill_in(ref_x: np.ndarray, ref_memberships: np.ndarray, a: fl
     fall there for any a < 0.8: the IN references then flip the likelihood ratio and the AUC drops to
     chance (docs/dp-adaptation-privacy.md measures it on SmolLM2).
     """
-    if max(ref_x.shape[1] // 2, 1) > 1 or not ref_memberships.any():
+    if _attacks.default_n_models(ref_x.shape[1]) > 1 or not ref_memberships.any():
         return
-    a_eff = a if a != 0 else 0.3
-    negative = int(((ref_x[ref_memberships] + a_eff - 1) <= 0).sum())
+    filled = _attacks.out_reference_signals(ref_x, ref_memberships, 1, a)[ref_memberships]
+    negative = int((filled <= 0).sum())
     if negative:
         warnings.warn(
             f"ref_x: the one-model offline fill-in (p + a - 1)/a gives {negative} of "
             f"{int(ref_memberships.sum())} IN reference signals a non-positive OUT estimate (signals below "
-            f"1 - a = {1 - a_eff:g}); the scores are then unreliable: use a='tune' (rmia_scores), a larger "
-            "a, or references that are OUT for each candidate",
+            "1 - a); the scores are then unreliable: use a='tune' (rmia_scores), a larger a, or references "
+            "that are OUT for each candidate",
             stacklevel=3,
         )
 

@@ -29,6 +29,11 @@ def out_reference_signals(
     return out + ((ref_signals + a_eff - 1) / a_eff) * ref_memberships
 
 
+def default_n_models(n_references: int) -> int:
+    """How many OUT models ``run_rmia`` averages when not told: half the references, at least one."""
+    return max(n_references // 2, 1)
+
+
 def _likelihood_ratio(target: np.ndarray, out_signals: np.ndarray, a: float) -> np.ndarray:
     mean_x = (1 + a) / 2 * out_signals.mean(axis=1) + (1 - a) / 2
     return target.ravel() / mean_x
@@ -42,7 +47,7 @@ def rmia(
     ``target_x`` ``(n,)``, ``ref_x`` ``(n, R)``, ``ref_memberships`` ``(n, R)`` bool, ``target_z`` ``(m,)``,
     ``ref_z`` ``(m, R)``; ``n_models`` defaults to max(R // 2, 1) as in the reference.
     """
-    n_models = max(ref_x.shape[1] // 2, 1) if n_models is None else n_models
+    n_models = default_n_models(ref_x.shape[1]) if n_models is None else n_models
     lr_x = _likelihood_ratio(target_x, out_reference_signals(ref_x, ref_memberships, n_models, a), a)
     z_out = out_reference_signals(ref_z, np.zeros_like(ref_z, dtype=bool), n_models, a)
     lr_z = _likelihood_ratio(target_z, z_out, a)
