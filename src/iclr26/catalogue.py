@@ -187,11 +187,10 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         "partial",
         "Membership inference attacks on LLMs fine-tuned on serialized tabular data.",
         budget_s=360.0,
-        budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU and 12 attacks scored with the base and "
-        "the tuned model, 2 encodings x 18 + 18 chunks, 4 jobs in 2 single-thread workers; parts measured "
-        "at load 3-6: about 32 CPU-s per member/non-member pair in all, 17.3 on the longest job (json), so "
-        "18 + 18 was estimated at about 330 s wall and took 333.5 s (584 CPU-s) on 2 idle cores; 32 + 32 "
-        "(the issue's) is estimated at about 570 s: see docs/tab-mia.md",
+        budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU (bfloat16 mixed precision) and 12 attacks "
+        "scored in fp32 with the base and the tuned model, 2 encodings x 32 + 32 chunks (the issue's), 5 "
+        "jobs in 2 single-thread workers: 285 s (549 CPU-s) on 2 idle cores, 321-378 s in other runs of "
+        "this shared machine; fp32 fine-tuning took 397 s: see docs/tab-mia.md",
     ),
     _E(
         "mmevoke",

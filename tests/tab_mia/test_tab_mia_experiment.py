@@ -106,3 +106,24 @@ def test_headline_with_several_seeds(tmp_path, monkeypatch):
     assert {(r["epochs"], r["seed"]) for r in rows} == {(0, 5), (3, 5), (3, 6)}
     assert {"train_loss_json_3", "train_loss_json_3_seed6"} <= set(result.metrics)
     assert result.metrics["train_loss_json_3"] != result.metrics["train_loss_json_3_seed6"]
+
+
+def test_a_rerun_reuses_the_saved_jobs_and_recomputes_changed_ones(tmp_path, monkeypatch):
+    from iclr26.runtime import WORKERS_ENV
+
+    monkeypatch.setenv(WORKERS_ENV, "1")  # jobs run in this process, so the calls can be counted
+    monkeypatch.setattr(experiment, "SMALL_PER_SIDE", 4)
+
+    def run_once():
+        return run(RunContext("tab-mia", out_dir=tmp_path, model="tiny-random", show_progress=False))
+
+    first = run_once()
+    assert len(list((tmp_path / "_jobs").glob("*.pkl"))) == 5  # 2 fine-tuned, 2 base, 1 synthetic
+    calls = []
+    job = experiment._job
+    monkeypatch.setattr(experiment, "_job", lambda *args: calls.append(args[2]) or job(*args))
+    again = run_once()
+    assert calls == [] and again.tables == first.tables and again.metrics == first.metrics
+    monkeypatch.setattr(experiment, "FINETUNE_DTYPE", None)  # a setting of the fine-tuning jobs
+    run_once()
+    assert sorted(calls) == [3, 3]  # only the two fine-tuning jobs ran again

@@ -41,6 +41,7 @@ def _torch():
 
 def _lora_layer_class():
     torch = _torch()
+    F = torch.nn.functional
 
     class LoRALinear(torch.nn.Module):
         """``base(x) + scale * B(A(dropout(x)))`` around a frozen :class:`torch.nn.Linear`."""
@@ -54,9 +55,23 @@ def _lora_layer_class():
             self.A = torch.nn.Parameter(torch.empty(r, base.in_features, device=dev))
             self.B = torch.nn.Parameter(torch.zeros(base.out_features, r, device=dev))
             torch.nn.init.kaiming_uniform_(self.A, a=math.sqrt(5))
+            #: While :func:`fit` trains in mixed precision: the :class:`MixedPrecision` state shared by
+            #: the layers and a copy of the frozen weight in its dtype; else None.
+            self.mixed = None
+            self.low = None
+
+        def down(self, x):
+            """The adapter's input projection ``dropout(x) A^T``."""
+            if self.mixed is None:
+                return self.drop(x) @ self.A.T
+            return self.mixed.drop_project(self.mixed.cast(x), self.A, self.drop.p if self.training else 0.0)
 
         def forward(self, x):
-            return self.base(x) + self.scale * (self.drop(x) @ self.A.T) @ self.B.T
+            if self.mixed is None:
+                return self.base(x) + self.scale * self.down(x) @ self.B.T
+            low = self.mixed.cast(x)
+            bias = None if self.base.bias is None else self.base.bias.to(low.dtype)
+            return F.linear(low, self.low, bias) + self.scale * self.down(x) @ self.B.to(low.dtype).T
 
         def merged(self):
             """A plain linear layer, weight ``W + scale * B A`` (fresh: a tied weight stays as it was)."""
@@ -85,33 +100,41 @@ def _head_loss_function():
         """Mean cross-entropy of ``logits = h W^T + s u B^T`` over ``targets``, a chunk of rows at a time.
 
         Forward: ``hidden`` (N, d), ``u`` (N, r) or None (the LoRA branch ``dropout(h) A^T`` of the head),
-        ``weight`` (V, d) frozen, ``lora_b`` (V, r) or None, ``scale`` s, ``targets`` (N,) long. The
-        gradients (softmax - one-hot) / N through the output layer are formed chunk by chunk in the
-        forward pass and kept ((N, d), (N, r), (V, r)), so no (N, V) tensor outlives its chunk."""
+        ``weight`` (V, d) frozen, ``lora_b`` (V, r) or None, ``scale`` s, ``targets`` (N,) long,
+        ``compute`` the dtype of the matrix products (``hidden``'s at full precision; the log-softmax is
+        always fp32). The gradients (softmax - one-hot) / N through the output layer are formed chunk by
+        chunk in the forward pass and kept ((N, d), (N, r), (V, r)), so no (N, V) tensor outlives its
+        chunk."""
 
         @staticmethod
-        def forward(ctx, hidden, u, weight, lora_b, scale, targets):
+        def forward(ctx, hidden, u, weight, lora_b, scale, targets, compute):
             n = targets.shape[0]
             total = hidden.new_zeros((), dtype=torch.float32)
             grad_h = torch.empty_like(hidden)
             grad_u = torch.empty_like(u) if u is not None else None
             grad_b = torch.zeros_like(lora_b) if lora_b is not None else None
+            w = weight.to(compute)  # no copy at full precision
+            b = lora_b.to(compute) if lora_b is not None else None
             for s in range(0, n, HEAD_CHUNK):
                 rows = slice(s, s + HEAD_CHUNK)
-                logits = hidden[rows] @ weight.T
+                logits = hidden[rows].to(compute) @ w.T
                 if u is not None:
-                    logits.addmm_(u[rows], lora_b.T, alpha=scale)
+                    u_rows = u[rows].to(compute)
+                    logits.addmm_(u_rows, b.T, alpha=scale)
                 probs = logits.float()
                 lse = torch.logsumexp(probs, dim=-1)
                 pick = torch.arange(probs.shape[0], device=probs.device)
                 total += (lse - probs[pick, targets[rows]]).sum()
                 probs.sub_(lse[:, None]).exp_()  # softmax, in place
                 probs[pick, targets[rows]] -= 1.0
-                probs = probs.div_(n).to(weight.dtype)  # d(mean loss) / d(logits)
-                grad_h[rows] = probs @ weight
+                probs = probs.div_(n).to(compute)  # d(mean loss) / d(logits)
+                grad_h[rows] = probs @ w
                 if u is not None:
-                    grad_u[rows] = (probs @ lora_b).mul_(scale)
-                    grad_b.addmm_(probs.T, u[rows], alpha=scale)
+                    grad_u[rows] = (probs @ b).mul_(scale)
+                    if compute == grad_b.dtype:
+                        grad_b.addmm_(probs.T, u_rows, alpha=scale)
+                    else:  # accumulate the low-precision products in the adapter's precision
+                        grad_b.add_(probs.T @ u_rows, alpha=scale)
                 del logits, probs
             ctx.save_for_backward(grad_h, grad_u, grad_b)
             return total / n
@@ -125,6 +148,7 @@ def _head_loss_function():
                 grad_u * scale if grad_u is not None else None,
                 None,
                 grad_b * scale if grad_b is not None else None,
+                None,
                 None,
                 None,
             )
@@ -147,11 +171,17 @@ def head_loss(model, input_ids, labels):
         return model(input_ids=input_ids, labels=labels).loss
     hidden = model.get_decoder()(input_ids=input_ids, use_cache=False).last_hidden_state
     keep = labels[:, 1:] != -100  # position i predicts token i + 1
-    flat_u = (head.drop(hidden) @ head.A.T)[:, :-1][keep] if lora else None
-    return _head_loss_function().apply(
-        hidden[:, :-1][keep], flat_u, base.weight, head.B if lora else None, head.scale if lora else 1.0,
-        labels[:, 1:][keep],
-    )  # fmt: skip
+    flat_u = head.down(hidden)[:, :-1][keep] if lora else None
+    torch = _torch()
+    device = hidden.device.type
+    low = torch.is_autocast_enabled(device)
+    compute = torch.get_autocast_dtype(device) if low else hidden.dtype
+    with torch.autocast(device, enabled=False):  # HeadLoss casts to ``compute`` itself
+        return _head_loss_function().apply(
+            hidden[:, :-1][keep], flat_u, base.weight if not lora or head.low is None else head.low,
+            head.B if lora else None, head.scale if lora else 1.0,
+            labels[:, 1:][keep], compute,
+        )  # fmt: skip
 
 
 def _targets(model, targets: Sequence[str]) -> list[str]:
@@ -180,9 +210,10 @@ def _batches(ids: list[list[int]], batch_size: int, epochs: int, seed: int) -> l
     return out
 
 
-def _pad(rows: list[list[int]], pad_id: int, device):
+def _pad(rows: list[list[int]], pad_id: int, device, multiple: int = 1):
+    """``(input_ids, labels)`` (B, T): the rows right-padded to the longest, rounded up to ``multiple``."""
     torch = _torch()
-    width = max(len(r) for r in rows)
+    width = -(-max(len(r) for r in rows) // multiple) * multiple
     ids = torch.full((len(rows), width), pad_id, dtype=torch.long)
     labels = torch.full((len(rows), width), -100, dtype=torch.long)
     for j, r in enumerate(rows):
@@ -221,9 +252,113 @@ def _heap_without_holes():
     A training step allocates and frees activations of 1-4 MB in varying sizes; in glibc's heap the
     freed blocks stay resident and fragment, which raised the peak RSS of a SmolLM2 fine-tuning step
     from the 2.7 GiB of live memory to 4.1 GiB (measured). Outside glibc this does nothing. On exit the
-    threshold is set to 32 MiB, the value glibc's dynamic threshold reaches after the first large free.
+    threshold is set to 32 MiB and the trim threshold to 64 MiB, where glibc's dynamic rule puts them after
+    the first large free: a threshold set by ``mallopt`` stops that rule, and the default 128 KiB trim
+    threshold made the heap shrink and grow back at every scoring batch (560k page faults for 16 json
+    texts, against 60k).
     """
-    return malloc_settings({"mmap_threshold": MMAP_THRESHOLD}, {"mmap_threshold": 32 << 20})
+    return malloc_settings(
+        {"mmap_threshold": MMAP_THRESHOLD}, {"mmap_threshold": 32 << 20, "trim_threshold": 64 << 20}
+    )
+
+
+@functools.cache  # one class for the process
+def _drop_project_function():
+    torch = _torch()
+
+    class DropProject(torch.autograd.Function):
+        """``u = (x * keep / (1 - p)) A^T`` in ``x``'s dtype; ``keep`` is a 0/1 mask in that dtype (or None:
+        no dropout). ``x`` and the mask are kept for the backward pass, not the dropped input."""
+
+        @staticmethod
+        def forward(ctx, x, a, keep, inv_keep):
+            a_low = a.to(x.dtype)
+            dropped = x if keep is None else (x * keep).mul_(inv_keep)
+            ctx.save_for_backward(x, keep, a_low)
+            ctx.inv_keep = inv_keep
+            return dropped @ a_low.T
+
+        @staticmethod
+        def backward(ctx, grad_u):
+            x, keep, a_low = ctx.saved_tensors
+            grad_u = grad_u.to(x.dtype)
+            dropped = x if keep is None else (x * keep).mul_(ctx.inv_keep)
+            grad_a = grad_u.reshape(-1, grad_u.shape[-1]).T @ dropped.reshape(-1, x.shape[-1])
+            grad_x = grad_u @ a_low
+            if keep is not None:
+                grad_x = grad_x.mul_(keep).mul_(ctx.inv_keep)
+            return grad_x, grad_a.float(), None, None
+
+    return DropProject
+
+
+class MixedPrecision:
+    """What the LoRA layers share while :func:`fit` trains in mixed precision (``dtype``).
+
+    - Each input is cast to ``dtype`` once, whatever the number of layers reading it (``q``, ``k`` and
+      ``v`` read the same tensor; autocast would cast it once per layer and keep each copy).
+    - Dropout masks are drawn from a numpy generator seeded with the fit's seed, as 32-bit integers
+      compared to ``round(p 2^32)`` (a dropped fraction within 2^-32 of ``p``): about 2x faster than
+      torch's ``bernoulli_`` on CPU; the 0/1 mask is kept in ``dtype`` (2 bytes per element, not 4).
+    """
+
+    def __init__(self, dtype, seed: int):
+        self.dtype = dtype
+        self.rng = np.random.default_rng(seed)
+        self._source = self._low = None
+        self._version = -1
+
+    def cast(self, x):
+        """``x`` in :attr:`dtype`, cast once for as long as ``x`` is the last tensor given, unmodified."""
+        if x is not self._source or x._version != self._version:
+            self._source, self._version, self._low = x, x._version, x.to(self.dtype)
+        return self._low
+
+    def release(self) -> None:
+        """Forget the last cast (call after each forward pass)."""
+        self._source = self._low = None
+
+    def keep_mask(self, shape, p: float):
+        """A 0/1 tensor of ``shape`` in :attr:`dtype`: 1 with probability ``1 - p`` (to within 2^-32)."""
+        torch = _torch()
+        n = math.prod(shape)
+        bits = self.rng.bit_generator.random_raw((n + 1) // 2).view(np.uint32)[:n]
+        keep = bits >= np.uint32(round(p * 2**32))
+        if self.dtype.itemsize == 2:  # write the bits of 1.0 directly: torch converts bool slowly
+            one = torch.ones((), dtype=self.dtype).view(torch.int16).item()
+            return torch.from_numpy(keep.astype(np.int16) * np.int16(one)).view(self.dtype).reshape(shape)
+        return torch.from_numpy(keep).to(self.dtype).reshape(shape)
+
+    def drop_project(self, x, a, p: float):
+        """``dropout(x) A^T`` for an input ``x`` already in :attr:`dtype`."""
+        keep = self.keep_mask(tuple(x.shape), p).to(x.device) if p > 0 else None
+        return _drop_project_function().apply(x, a, keep, 1.0 / (1.0 - p))
+
+
+#: In mixed precision, batches are padded to a multiple of this many positions: the activations of a
+#: step (about 0.7 MB in bfloat16 for two 320-token texts) fall under :data:`MMAP_THRESHOLD` and come from
+#: glibc's heap, where blocks of sizes that change at every step fragment it; with a few recurring sizes
+#: the heap reuses them (peak RSS of a json epoch on SmolLM2: 2.90 -> 2.47 GiB, +9 % time; docs/tab-mia.md).
+#: Padding changes no loss or gradient beyond float rounding (it is masked, and causal).
+MIXED_PAD_MULTIPLE = 64
+
+
+@contextmanager
+def _mixed_precision(layers: dict, dtype, seed: int):
+    """Yield the :class:`MixedPrecision` state of ``layers`` for the block, each layer holding a ``dtype``
+    copy of its frozen weight (autocast casts a weight that needs no gradient again at every call); None
+    and nothing changed if ``dtype`` is None."""
+    if dtype is None:
+        yield None
+        return
+    state = MixedPrecision(dtype, seed)
+    try:
+        for layer in layers.values():
+            layer.mixed, layer.low = state, layer.base.weight.detach().to(dtype)
+        yield state
+    finally:
+        for layer in layers.values():
+            layer.mixed = layer.low = None
 
 
 def fit(
@@ -239,9 +374,14 @@ def fit(
     schedule: str,
     seed: int,
     max_length: int,
+    compute_dtype=None,
     on_step=None,
 ) -> list[float]:
-    """Train the adapters ``layers`` of ``model`` on ``texts``; return the loss of each step."""
+    """Train the adapters ``layers`` of ``model`` on ``texts``; return the loss of each step.
+
+    ``compute_dtype``: None (every operation in the model's precision) or a torch dtype under which the
+    forward pass runs in mixed precision (``torch.autocast``: matrix products in that dtype, the adapters,
+    their gradients and the optimiser in float32)."""
     torch = _torch()
     params = [p for layer in layers.values() for p in (layer.A, layer.B)]
     opt = torch.optim.AdamW(params, lr=lr, weight_decay=0.0)
@@ -254,12 +394,15 @@ def fit(
     device = next(model.parameters()).device
     model.train()
     losses = []
-    with _heap_without_holes():
+    with _heap_without_holes(), _mixed_precision(layers, compute_dtype, seed) as mixed:
         for step, rows in enumerate(plan):
             for group in opt.param_groups:
                 group["lr"] = lr_at(step, len(plan), warmup, lr, schedule)
-            input_ids, labels = _pad(rows, pad, device)
-            loss = head_loss(model, input_ids, labels)
+            input_ids, labels = _pad(rows, pad, device, 1 if mixed is None else MIXED_PAD_MULTIPLE)
+            with torch.autocast(device.type, dtype=compute_dtype, enabled=mixed is not None):
+                loss = head_loss(model, input_ids, labels)
+            if mixed is not None:
+                mixed.release()
             opt.zero_grad(set_to_none=True)
             loss.backward()
             torch.nn.utils.clip_grad_norm_(params, 1.0)
