@@ -12,10 +12,13 @@ pytest.importorskip("transformers")
 
 from iclr26.models import (  # noqa: E402
     GenerationConfig,
+    HFModel,
     ModelNotAvailableError,
     OpenAICompatibleServer,
     OpenAIModel,
+    ScriptedModel,
     load_model,
+    prompt_reuse,
     tiny_random_model,
 )
 
@@ -309,6 +312,31 @@ def test_saved_tiny_model_reloads_identically(tiny, tmp_path):
     assert [g.text for g in again.generate(PROMPTS[:3], cfg)] == [
         g.text for g in tiny.generate(PROMPTS[:3], cfg)
     ]
+
+
+def test_saved_model_loads_in_another_dtype_and_rejects_unknown_ones(tmp_path):
+    tiny_random_model(seed=0, save_to=tmp_path / "tiny")
+    half = load_model(str(tmp_path / "tiny"), dtype="bfloat16")
+    assert half.info()["dtype"] == "bfloat16" and half.identity.endswith(":bfloat16")
+    assert load_model(str(tmp_path / "tiny")).identity.endswith(":float32")
+    assert half.generate(PROMPTS[:1], GenerationConfig(max_new_tokens=4))[0].prompt_tokens > 0
+    for bad in ("cuda", "int8", "fp32"):  # "cuda" is an attribute of torch, not a dtype
+        with pytest.raises(ValueError, match="dtype must be None or one of"):
+            HFModel.from_pretrained(tmp_path / "tiny", dtype=bad)
+    with pytest.raises(ValueError, match="dtype must be None or one of"):
+        load_model("embedded", dtype="float64", cache_dir=tmp_path / "never-made")
+    assert not (tmp_path / "never-made").exists()  # refused before any conversion
+
+
+def test_prompt_reuse_opens_one_block_for_local_models_only(tiny):
+    with prompt_reuse(tiny) as m:
+        assert m is tiny and tiny._kept == []
+        with prompt_reuse(tiny):  # already inside a block: nothing more (no "nested" error)
+            assert tiny._kept == []
+    assert tiny._kept is None
+    scripted = ScriptedModel(["hi"])
+    with prompt_reuse(scripted) as m:
+        assert m is scripted
 
 
 def test_http_backend_against_our_server(tiny, monkeypatch):

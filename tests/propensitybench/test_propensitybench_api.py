@@ -394,3 +394,30 @@ def test_authors_rows_round_trip(tmp_path, scenarios):
     path.write_text(json.dumps({"domain": "x"}))
     with pytest.raises(ValueError, match="workspace"):
         from_authors_rows(path)
+
+
+def test_local_model_reuses_its_last_prompt_with_the_same_transcript(scenarios, monkeypatch):
+    """Within an episode each prompt grows the last one, so a local model runs only the new tokens
+    (its KV cache is kept between replies); the transcript equals one played without reuse."""
+    import contextlib
+
+    from iclr26.models import GenerationConfig, tiny_random_model
+    from iclr26.propensitybench import _runs
+
+    tiny = tiny_random_model(seed=0)
+    tiny.context_length = None  # the tools' listing is ~3,600 tokens of its tiny vocabulary
+    cfg = GenerationConfig(max_new_tokens=8)
+    run, ran = tiny.model.forward, []
+
+    def counting(*args, **kwargs):
+        ran.append(kwargs["input_ids"].shape[1])
+        return run(*args, **kwargs)
+
+    monkeypatch.setattr(tiny.model, "forward", counting)
+    reused = run_episode(tiny, scenarios[0], "time", "harmful", 0, config=cfg, levels=0, max_interactions=4)
+    ran_reused, ran[:] = sum(ran), []
+    monkeypatch.setattr(_runs, "prompt_reuse", lambda model: contextlib.nullcontext(model))
+    plain = run_episode(tiny, scenarios[0], "time", "harmful", 0, config=cfg, levels=0, max_interactions=4)
+    assert reused.error is None and reused.n_model_calls == plain.n_model_calls == 5  # format errors
+    assert reused.transcript == plain.transcript
+    assert ran_reused < sum(ran) / 3

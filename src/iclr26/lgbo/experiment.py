@@ -17,7 +17,6 @@ its best closes 90 % of the gap (``rounds + 1`` if never). Intervals are paired 
 
 from __future__ import annotations
 
-import contextlib
 import functools
 import hashlib
 import io
@@ -29,6 +28,7 @@ import numpy as np
 import torch
 
 from ..claims import Claim, Result
+from ..models import prompt_reuse
 from ..runtime import RunContext, fork_map, worker_count
 from ..store import atomic_write_bytes
 from ..uncertainty import bootstrap, paired_difference
@@ -194,8 +194,7 @@ def _llm_loop(spec: dict, llm: Any, seed: int, rounds: int) -> np.ndarray:
         seed=seed,
         **FAST,
     )
-    reuse = llm.reusing_prompts() if hasattr(llm, "reusing_prompts") else contextlib.nullcontext()
-    with reuse:
+    with prompt_reuse(llm):
         res = opt.maximize(spec["f"], rounds) if spec["goal"] == "max" else opt.minimize(spec["f"], rounds)
     curve = -res.best_so_far if spec["goal"] == "max" else res.best_so_far
     parsed = [np.nan] + [float(e["parsed"]["mode"] is not None) for e in opt.log]

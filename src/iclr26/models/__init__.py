@@ -27,7 +27,7 @@ from ._base import (
     Prompt,
 )
 from ._embedded import EMBEDDED_MODEL, cache_root, embedded_gguf_path, embedded_model_dir, load_embedded_model
-from ._hf import HFModel
+from ._hf import DTYPES, HFModel, prompt_reuse
 from ._http import OpenAIModel
 from ._load import load_model
 from ._scripted import ScriptedModel
@@ -38,6 +38,7 @@ from ._tools import ChatResponse, ToolCall, ToolParseError, check_tools, parse_t
 from ._vlm import HFVisionModel, tiny_random_vlm
 
 __all__ = [
+    "DTYPES",
     "EMBEDDED_MODEL",
     "ChatResponse",
     "Generation",
@@ -61,6 +62,7 @@ __all__ = [
     "load_minilm",
     "load_model",
     "parse_tool_calls",
+    "prompt_reuse",
     "tiny_random_model",
     "tools_system_prompt",
     "tiny_random_vlm",

