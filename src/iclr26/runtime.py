@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import ctypes
 import ctypes.util
+import hashlib
 import io
 import os
 import random
@@ -180,6 +181,43 @@ def fork_map(
     finally:
         _FORKED.clear()
     return results
+
+
+def source_digest(module_file: str | os.PathLike) -> str:
+    """SHA-256 of the ``*.py`` files in the folder of ``module_file`` (a system's package, not the core
+    modules it calls): part of a saved result's name, so that only the code that made it reuses it."""
+    h = hashlib.sha256()
+    for path in sorted(Path(module_file).parent.glob("*.py")):
+        h.update(path.name.encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def saved_results(
+    folder: str | os.PathLike,
+    names: Sequence[str],
+    compute: Callable[[list[int], Callable[[int, Any], None]], Any],
+) -> list:
+    """Results of the jobs named ``names`` (one per job, e.g. a hash of all it depends on), each pickled
+    as ``folder/name``: the saved ones are read back and ``compute(todo, save)`` computes the others
+    (``todo``: their indices in ``names``), calling ``save(index, result)`` as each finishes, which
+    writes it atomically. A run stopped part-way (hours of fine-tuning on a CPU) resumes with the jobs
+    still missing. Returns the results in the order of ``names``."""
+    import pickle
+
+    paths = [Path(folder) / name for name in names]
+    if len(set(paths)) != len(paths):
+        raise ValueError("names must be distinct: two jobs would share a saved result")
+    done = {i: pickle.loads(p.read_bytes()) for i, p in enumerate(paths) if p.is_file()}
+
+    def save(index: int, result: Any) -> None:
+        atomic_write_bytes(paths[index], pickle.dumps(result))
+        done[index] = result
+
+    compute([i for i in range(len(paths)) if i not in done], save)
+    missing = [names[i] for i in range(len(paths)) if i not in done]
+    if missing:
+        raise RuntimeError(f"compute returned without saving {len(missing)} job(s), e.g. {missing[0]!r}")
+    return [done[i] for i in range(len(paths))]
 
 
 def worker_count(default: int = 2) -> int:

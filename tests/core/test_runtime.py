@@ -172,3 +172,41 @@ def test_malloc_settings_apply_inside_the_block_and_restore_after():
         with pytest.raises(ValueError, match="malloc setting"):
             with malloc_settings({}, bad):
                 pass
+
+
+def test_saved_results_resume_with_the_missing_jobs_only(tmp_path):
+    from iclr26.runtime import saved_results
+
+    asked = []
+
+    def compute(todo, save):
+        asked.append(list(todo))
+        for i in todo:
+            save(i, {"job": i, "square": i * i})
+            if i == 2 and len(asked) == 1:
+                raise KeyboardInterrupt  # stopped after three jobs
+
+    names = [f"job{i}.pkl" for i in range(5)]
+    with pytest.raises(KeyboardInterrupt):
+        saved_results(tmp_path / "jobs", names, compute)
+    assert sorted(p.name for p in (tmp_path / "jobs").iterdir()) == names[:3]
+    out = saved_results(tmp_path / "jobs", names, compute)
+    assert asked == [[0, 1, 2, 3, 4], [3, 4]]
+    assert [r["square"] for r in out] == [0, 1, 4, 9, 16]
+    assert saved_results(tmp_path / "jobs", names, compute) == out and asked[-1] == []
+    with pytest.raises(ValueError, match="distinct"):
+        saved_results(tmp_path / "jobs", ["a.pkl", "a.pkl"], compute)
+    with pytest.raises(RuntimeError, match="without saving 1 job"):
+        saved_results(tmp_path / "jobs", [*names, "job5.pkl"], lambda todo, save: None)
+
+
+def test_source_digest_changes_with_the_package_source(tmp_path):
+    from iclr26.runtime import source_digest
+
+    (tmp_path / "a.py").write_text("x = 1\n")
+    (tmp_path / "notes.txt").write_text("not source")
+    first = source_digest(tmp_path / "experiment.py")  # any file of the package names it
+    (tmp_path / "notes.txt").write_text("changed")
+    assert source_digest(tmp_path / "a.py") == first
+    (tmp_path / "a.py").write_text("x = 2\n")
+    assert source_digest(tmp_path / "a.py") != first

@@ -59,7 +59,7 @@ class _InlinePool:
 
 def test_cells_are_saved_as_they_finish_and_a_resumed_run_reuses_them(tmp_path, monkeypatch):
     """Every job's result lands in out_dir/_cells; a second run computes only what is missing, and
-    other settings (or another base model) are not reused."""
+    other settings (or another base model, or edited code) are not reused."""
     from iclr26.runtime import RunContext
 
     calls = []
@@ -106,6 +106,10 @@ def test_cells_are_saved_as_they_finish_and_a_resumed_run_reuses_them(tmp_path, 
     assert calls == []
     experiment._cached_cells(ctx, _InlinePool(), [dict(j, lr=0.5) for j in jobs[1:]], cfg, seed=0)
     assert len(calls) == 3
+    calls.clear()
+    monkeypatch.setattr(experiment, "source_digest", lambda _: "edited")  # the package's code changed
+    experiment._cached_cells(ctx, _InlinePool(), jobs, cfg, seed=0)
+    assert len(calls) == 4
 
 
 def test_bootstrap_within_groups_brackets_the_value():

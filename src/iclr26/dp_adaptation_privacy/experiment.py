@@ -24,7 +24,6 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import pickle
 import shutil
 import tempfile
 import time
@@ -34,8 +33,8 @@ from pathlib import Path
 import numpy as np
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, set_torch_threads, worker_count
-from ..store import atomic_write_bytes, publish_folder
+from ..runtime import RunContext, saved_results, set_torch_threads, source_digest, worker_count
+from ..store import publish_folder
 from ..uncertainty import Estimate
 
 PAPER = (
@@ -289,14 +288,17 @@ def _method_kw(cfg: dict, method: str) -> dict:
     return {"prefix_init_text": cfg["prefix_init_text"]} if method == "prefix" else {}
 
 
-def _cell_digest(cfg: dict, seed: int, job: dict) -> str:
+def _cell_digest(cfg: dict, seed: int, job: dict, code: str) -> str:
     """The key of a job's saved result: the shared settings (not the other methods' entries, so that
     changing one method's learning rate recomputes only its cells), the job's own, the seed, the base
-    model's folder name (named by its own recipe hash) and the job."""
+    model's folder name (named by its own recipe hash), the job and ``code`` (the package's source
+    digest)."""
     shared = {k: v for k, v in cfg.items() if k not in PER_METHOD}
     own = {"lr": job.get("lr"), **job.get("method_kw", {})}
     base = Path(job["base_path"]).name
-    return _digest(shared, own, seed, base, job["kind"], job["key"], job.get("epsilons"), job["candidates"])
+    return _digest(
+        shared, own, seed, base, job["kind"], job["key"], job.get("epsilons"), job["candidates"], code
+    )
 
 
 def _merge_cells(results: list[dict]) -> tuple[dict, list[dict]]:
@@ -316,22 +318,21 @@ def _merge_cells(results: list[dict]) -> tuple[dict, list[dict]]:
 
 def _cached_cells(ctx: RunContext, pool, jobs: list[dict], cfg: dict, seed: int) -> list[dict]:
     """``[_run_cell(job) for job in jobs]`` on ``pool``, each result saved under ``out_dir/_cells`` as it
-    finishes. A file is named by :func:`_cell_digest` (not by the code: clear the folder after changing
-    it), so an interrupted run resumes with the jobs still missing."""
-    folder = ctx.out_dir / "_cells"
+    finishes (:func:`~iclr26.runtime.saved_results`), named by :func:`_cell_digest` and this package's
+    source: an interrupted run resumes with the jobs still missing."""
+    code = source_digest(__file__)
 
-    def path(job: dict) -> Path:
+    def name(job: dict) -> str:
         what = "-".join(str(job["key"][k]) for k in ("dist", "method") if k in job["key"])
         eps = f"-eps{job['epsilons'][0]:g}" if job["kind"] == "adapt" else ""
-        return folder / f"{what}{eps}-{_cell_digest(cfg, seed, job)}.pkl"
+        return f"{what}{eps}-{_cell_digest(cfg, seed, job, code)}.pkl"
 
-    done = {i: pickle.loads(path(j).read_bytes()) for i, j in enumerate(jobs) if path(j).is_file()}
-    futures = {pool.submit(_run_cell, j): i for i, j in enumerate(jobs) if i not in done}
-    for future in ctx.progress(as_completed(futures), total=len(futures), desc="cells"):
-        i = futures[future]
-        done[i] = future.result()
-        atomic_write_bytes(path(jobs[i]), pickle.dumps(done[i]))
-    return [done[i] for i in range(len(jobs))]
+    def compute(todo: list[int], save) -> None:
+        futures = {pool.submit(_run_cell, jobs[i]): i for i in todo}
+        for future in ctx.progress(as_completed(futures), total=len(futures), desc="cells"):
+            save(futures[future], future.result())
+
+    return saved_results(ctx.out_dir / "_cells", [name(j) for j in jobs], compute)
 
 
 # --------------------------------------------------------------------------------------------- analysis

@@ -174,8 +174,8 @@ def head_loss(model, input_ids, labels):
     flat_u = head.down(hidden)[:, :-1][keep] if lora else None
     torch = _torch()
     device = hidden.device.type
-    low = torch.is_autocast_enabled(device)
-    compute = torch.get_autocast_dtype(device) if low else hidden.dtype
+    autocast_on = torch.is_autocast_enabled(device)
+    compute = torch.get_autocast_dtype(device) if autocast_on else hidden.dtype
     with torch.autocast(device, enabled=False):  # HeadLoss casts to ``compute`` itself
         return _head_loss_function().apply(
             hidden[:, :-1][keep], flat_u, base.weight if not lora or head.low is None else head.low,

@@ -20,15 +20,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-import pickle
-from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from ..claims import Claim, Result
-from ..runtime import RunContext, fork_map, set_torch_threads, worker_count
-from ..store import atomic_write_bytes
+from ..runtime import RunContext, fork_map, saved_results, set_torch_threads, source_digest, worker_count
 from ..uncertainty import Estimate, bootstrap, hierarchical_bootstrap
 from . import (
     ATTACKS,
@@ -162,47 +159,20 @@ def _with_real_scores(bench: pd.DataFrame, synthetic_scores: pd.DataFrame, base:
     return pd.concat([real_scores, synthetic_scores], ignore_index=True)
 
 
-def _code_digest() -> str:
-    """A hash of this package's source files: a saved job is reused only by the code that made it."""
-    h = hashlib.sha256()
-    for path in sorted(Path(__file__).parent.glob("*.py")):
-        h.update(path.name.encode() + b"\0" + path.read_bytes())
-    return h.hexdigest()
-
-
-def _job_key(model, part: pd.DataFrame, job: tuple, batch_size: int) -> str:
+def _job_key(model, part: pd.DataFrame, job: tuple, batch_size: int, code: str) -> str:
     """The file name of a job's saved result: the job, and a hash of everything its result depends on
-    (the model's identity, the texts and labels scored, the settings, this package's code, torch)."""
+    (the model's identity, the texts and labels scored, the settings, ``code`` = this package's source
+    digest, torch)."""
     import torch
 
     key, epochs, seed = job
     what = [
-        getattr(model, "identity", model.name), _code_digest(), torch.__version__,
+        getattr(model, "identity", model.name), code, torch.__version__,
         FINETUNE_DTYPE if epochs else None, batch_size, epochs, seed,
         part.input.tolist(), part.label.tolist(),
     ]  # fmt: skip
     digest = hashlib.sha256(json.dumps(what).encode()).hexdigest()[:16]
     return f"{key.replace(':', '-')}-e{epochs}-s{seed}-{digest}.pkl"
-
-
-def _saved_jobs(ctx: RunContext, jobs: list, run_job, key_of, workers: int) -> list:
-    """``[run_job(job) for job in jobs]`` in ``workers`` forked processes, each result saved under
-    ``out_dir/_jobs`` (atomically, named by ``key_of(job)``) as it finishes: a run that is stopped resumes
-    with the jobs still missing (``medium`` takes hours on a CPU)."""
-    folder = ctx.out_dir / "_jobs"
-    paths = [folder / key_of(job) for job in jobs]
-    done = {i: pickle.loads(p.read_bytes()) for i, p in enumerate(paths) if p.is_file()}
-    todo = [i for i in range(len(jobs)) if i not in done]
-
-    def save(k: int, result) -> None:
-        atomic_write_bytes(paths[todo[k]], pickle.dumps(result))
-
-    results = fork_map(
-        lambda i: run_job(jobs[i]), todo, workers=workers, on_result=save,
-        progress=lambda it: ctx.progress(it, total=len(todo), desc="jobs"),
-    )  # fmt: skip
-    done |= dict(zip(todo, results, strict=True))
-    return [done[i] for i in range(len(jobs))]
 
 
 def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, seeds, batch_size, workers, syn_encodings):
@@ -219,10 +189,17 @@ def _run_jobs(ctx, model, table, encodings, n_chunks, epochs_list, seeds, batch_
     jobs = [(e, k, s) for k in sorted(epochs_list, reverse=True) for e in encodings for s in seeds]
     jobs += [(e, 0, ctx.seed) for e in benches]
     parts = {key: _scored_part(key, bench, encodings) for key, bench in benches.items()}
-    done = _saved_jobs(
-        ctx, jobs, lambda job: _job(model, parts[job[0]], job[1], batch_size, job[2], FINETUNE_DTYPE),
-        lambda job: _job_key(model, parts[job[0]], job, batch_size), workers,
-    )  # fmt: skip
+    code = source_digest(__file__)
+    names = [_job_key(model, parts[job[0]], job, batch_size, code) for job in jobs]
+
+    def compute(todo: list[int], save) -> None:
+        fork_map(
+            lambda i: _job(model, parts[jobs[i][0]], jobs[i][1], batch_size, jobs[i][2], FINETUNE_DTYPE),
+            todo, workers=workers, on_result=lambda k, result: save(todo[k], result),
+            progress=lambda it: ctx.progress(it, total=len(todo), desc="jobs"),
+        )  # fmt: skip
+
+    done = saved_results(ctx.out_dir / "_jobs", names, compute)
     runs = {e: {"labels": bench.label.to_numpy(), "scores": {}} for e, bench in benches.items()}
     for (key, epochs, _), (scores, losses) in zip(jobs, done, strict=True):
         runs[key]["scores"].setdefault(epochs, []).append(scores)
