@@ -250,8 +250,8 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         budget_s=500.0,
         budget_reason="compiles 36 reference programs in 12 languages (the Kotlin and Scala compilers take "
         "3 s each), runs 40 HumanEval problems twice and samples SmolLM2 10 times (as the authors) on "
-        "each of 36 prompts of ~330 tokens (measured 470 s and, in a fresh-clone make run, 485 s on the "
-        "idle machine; about 370 s of it generating in 2 workers)",
+        "each of 36 prompts of ~330 tokens, in bfloat16 (measured 348 s on the idle machine, 239 s of it "
+        "generating in 2 workers; 470 s in float32)",
     ),
     _E(
         "fedtdp",

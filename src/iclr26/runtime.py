@@ -306,15 +306,19 @@ class RunContext:
         """The model-benchmark options that were set (for provenance and config hashes)."""
         return {k: getattr(self, k) for k in MODEL_OPTIONS if getattr(self, k) is not None}
 
-    def load_model(self, default: str = "embedded", *, judge: bool = False) -> Any:
+    def load_model(self, default: str = "embedded", *, judge: bool = False, dtype: str | None = None) -> Any:
         """The model the user chose (``--model``, or ``--judge`` when ``judge``), else ``default``,
-        loaded with :func:`iclr26.models.load_model` (``api_key_env`` goes to HTTP models only)."""
+        loaded with :func:`iclr26.models.load_model` (``api_key_env`` goes to HTTP models only;
+        ``dtype``, the precision a system computes in, to local models only: a server sets its own)."""
         from .models import load_model
 
         spec = (self.judge if judge else self.model) or default
         kwargs = {}
-        if self.api_key_env and spec.startswith(("openai:", "http://", "https://")):
+        remote = spec.startswith(("openai:", "http://", "https://"))
+        if self.api_key_env and remote:
             kwargs["api_key_env"] = self.api_key_env
+        if dtype is not None and not remote:
+            kwargs["dtype"] = dtype
         return load_model(spec, **kwargs)
 
     def rng(self, offset: int = 0) -> np.random.Generator:

@@ -210,3 +210,20 @@ def test_source_digest_changes_with_the_package_source(tmp_path):
     assert source_digest(tmp_path / "a.py") == first
     (tmp_path / "a.py").write_text("x = 2\n")
     assert source_digest(tmp_path / "a.py") != first
+
+
+def test_run_context_gives_dtype_to_local_models_only(tmp_path, monkeypatch):
+    import iclr26.models
+    from iclr26.runtime import RunContext
+
+    ctx = RunContext("multi-lcb", out_dir=tmp_path, show_progress=False)
+    model = ctx.load_model("tiny-random", dtype="bfloat16")
+    assert model.info()["dtype"] == "bfloat16"
+    assert ctx.load_model("tiny-random").info()["dtype"] == "float32"
+    with pytest.raises(ValueError, match="dtype must be None or one of"):
+        ctx.load_model("tiny-random", dtype="half")
+    asked = []
+    monkeypatch.setattr(iclr26.models, "load_model", lambda spec, **kw: asked.append((spec, kw)))
+    url = "openai:m@http://127.0.0.1:9/v1"
+    RunContext("x", out_dir=tmp_path, model=url, api_key_env="K").load_model("embedded", dtype="bfloat16")
+    assert asked == [(url, {"api_key_env": "K"})]  # a server sets its own precision

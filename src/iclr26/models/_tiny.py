@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from ._hf import HFModel
+from ._hf import HFModel, check_dtype
 
 CHAT_TEMPLATE = (
     "{% for message in messages %}{{'<|im_start|>' + message['role'] + '\n' + message['content'] + "
@@ -57,16 +57,19 @@ def tiny_random_model(
     initializer_range: float = 0.2,
     save_to: str | os.PathLike | None = None,
     device: str | None = None,
+    dtype: str | None = None,
 ) -> HFModel:
     """A randomly initialised tiny Llama (``LlamaForCausalLM``) wrapped as an :class:`HFModel`.
 
     Its outputs are meaningless but deterministic for a ``seed``; it exercises every code path of a
     real model (tokenizer, chat template, left padding, KV cache) in milliseconds. ``save_to`` writes
-    it as a local model folder (loadable with :meth:`HFModel.from_pretrained`).
+    it as a local model folder (loadable with :meth:`HFModel.from_pretrained`), in float32; ``dtype``
+    (see :data:`DTYPES`) converts the returned model after that.
     """
     import torch
     from transformers import LlamaConfig, LlamaForCausalLM
 
+    check_dtype(dtype)
     tokenizer = build_tiny_tokenizer()
     config = LlamaConfig(
         vocab_size=len(tokenizer),
@@ -96,4 +99,6 @@ def tiny_random_model(
         path.mkdir(parents=True, exist_ok=True)
         model.save_pretrained(path)
         tokenizer.save_pretrained(path)
+    if dtype is not None:
+        model = model.to(getattr(torch, dtype))
     return HFModel(model, tokenizer, name=name, device=device)
