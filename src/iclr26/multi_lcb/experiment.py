@@ -32,7 +32,7 @@ MODEL_OPTIONS = ("model", "limit", "batch_size", "api_key_env", "results")
 RESULTS_ENV = "ICLR26_MULTI_LCB_RESULTS"
 #: Precision of a local model's generation in (c). LiveCodeBench generates with vLLM, whose default is
 #: the checkpoint's own dtype (bfloat16 for SmolLM2's); our embedded copy is float32 (de-quantised
-#: from Q4_1). On this project's CPU (AMX) 24 replies of 160 tokens took 33.8 instead of 51.4 s.
+#: from Q4_1). On this project's CPU (AMX), one thread, 24 replies of 160 tokens took 33.8 s, not 51.4 s.
 GENERATION_DTYPE = "bfloat16"
 
 
