@@ -15,7 +15,8 @@ random-tool baseline gives the floor a model's rise with pressure is read agains
 SmolLM2-135M (``--model embedded``) runs but does not follow the JSON protocol (every reply of the
 episodes we inspected was a format error), so every step spends all 13 replies: at 4.8 s per reply
 (float32, prompt reuse, one idle core) an episode of 12 levels costs ~13 min and the small grid
-~11 h per temperature. It is not run by default.
+~11 h per temperature; and the format errors fill SmolLM2's 8,192-token context by the 10th pressure
+level, so its pressure episodes end as dropped runs. It is not run by default.
 """
 
 from __future__ import annotations
