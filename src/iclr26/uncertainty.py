@@ -9,14 +9,17 @@ cover the experiments here:
   items) is computed on common units;
 - **seeds repeated** (training seeds, data seeds): :func:`over_seeds` gives a Student-t interval of the
   mean of one figure per seed;
-- **both vary**: :func:`hierarchical_bootstrap` resamples seeds, then units within each resampled seed.
+- **both vary**: :func:`hierarchical_bootstrap` resamples seeds, then units within each resampled seed
+  (units nested in seeds: each seed has its own units), or, with ``crossed=True``, seeds and one shared
+  draw of the units (the same units measured under every seed, e.g. a fixed test set and training seeds).
 
 Each returns an :class:`Estimate` (the point figure, the interval, how it was obtained), which turns into
 a claim with :meth:`Estimate.claim`.
 
 References: B. Efron and R. Tibshirani, *An Introduction to the Bootstrap* (1993), ch. 13-14 (percentile
 and BCa intervals); the hierarchical bootstrap as in Saravanan et al., "Application of the hierarchical
-bootstrap to multi-level data in neuroscience", NBDC 2020.
+bootstrap to multi-level data in neuroscience", NBDC 2020; for crossed seeds x units, the two-way
+("pigeonhole") bootstrap of A. B. Owen, "The pigeonhole bootstrap", Ann. Appl. Stat. 1(2), 2007.
 """
 
 from __future__ import annotations
@@ -31,7 +34,15 @@ from scipy import stats
 
 from .claims import Claim
 
-__all__ = ["Estimate", "bootstrap", "exact", "hierarchical_bootstrap", "over_seeds", "paired_difference"]
+__all__ = [
+    "Estimate",
+    "bootstrap",
+    "crossed_resamples",
+    "exact",
+    "hierarchical_bootstrap",
+    "over_seeds",
+    "paired_difference",
+]
 
 Statistic = Callable[..., float]
 
@@ -255,6 +266,26 @@ def over_seeds(values: Any, level: float = 0.95, unit: str = "seeds") -> Estimat
     return Estimate(mean, mean - half, mean + half, level, desc, n, v)
 
 
+def crossed_resamples(n_seeds: int, n_units: int, n_boot: int = 1000, seed: int = 0):
+    """Index draws of the two-way bootstrap of a crossed design (every unit measured under every seed).
+
+    Returns an iterator over ``n_boot`` pairs ``(seeds, units)``: ``seeds`` (n_seeds,) drawn with
+    replacement from the seeds and ``units`` (n_units,) from the units; one draw of the units serves every
+    chosen seed, so the variance that the units share across seeds is kept (resampling them again for each
+    seed would divide it by the number of seeds).
+    """
+    n_boot = _check_n_boot(n_boot)
+    for name, count in (("n_seeds", n_seeds), ("n_units", n_units)):
+        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
+            raise ValueError(f"{name} must be a positive integer, got {count!r}")
+    rng = np.random.default_rng(seed)
+    # A generator, so that n_boot draws of n_units indices are never held at once; checked eagerly above.
+    return (
+        (rng.integers(0, n_seeds, size=n_seeds), rng.integers(0, n_units, size=n_units))
+        for _ in range(n_boot)
+    )
+
+
 def hierarchical_bootstrap(
     statistic: Statistic,
     per_seed: Sequence[Any],
@@ -262,12 +293,20 @@ def hierarchical_bootstrap(
     level: float = 0.95,
     seed: int = 0,
     unit: str = "units",
+    crossed: bool = False,
 ) -> Estimate:
-    """Interval when both seeds and units vary: resample seeds, then units within each seed.
+    """Interval when both seeds and units vary: resample seeds, then units.
 
-    ``per_seed`` is a list (one entry per seed) of arrays with one row per unit (the same unit count is
-    not required). The statistic is applied to each seed's (resampled) rows and averaged over the
-    (resampled) seeds; the point figure is the mean over seeds of the statistic on the full rows.
+    ``per_seed`` is a list (one entry per seed) of arrays with one row per unit. The statistic is applied
+    to each seed's (resampled) rows and averaged over the (resampled) seeds; the point figure is the mean
+    over seeds of the statistic on the full rows.
+
+    ``crossed=False`` (units nested in seeds; the unit counts may differ): the units of each resampled
+    seed are drawn on their own. ``crossed=True`` (row ``i`` is the same unit in every seed, e.g. one test
+    set scored by models trained with different seeds; the unit counts must be equal): one draw of the
+    units serves every resampled seed (:func:`crossed_resamples`). The nested scheme on a crossed design
+    treats the seeds' units as independent samples and so narrows the interval: by up to the square root
+    of the number of seeds when the units' effects dominate.
     """
     level = _check_level(level)
     n_boot = _check_n_boot(n_boot)
@@ -277,21 +316,29 @@ def hierarchical_bootstrap(
     for i, g in enumerate(groups):
         if g.ndim == 0 or len(g) < 2:
             raise ValueError(f"per_seed[{i}] needs at least 2 units, got shape {g.shape}")
+    if crossed and len({len(g) for g in groups}) > 1:
+        raise ValueError(
+            f"crossed=True needs the same units in every seed, got unit counts {[len(g) for g in groups]}"
+        )
     value = float(np.mean([statistic(g) for g in groups]))
-    rng = np.random.default_rng(seed)
-    reps = np.empty(n_boot)
-    for b in range(n_boot):
-        chosen = rng.integers(0, len(groups), size=len(groups))
-        vals = []
-        for s in chosen:
-            g = groups[s]
-            vals.append(statistic(g[rng.integers(0, len(g), size=len(g))]))
-        reps[b] = np.mean(vals)
+    if crossed:
+        draws = crossed_resamples(len(groups), len(groups[0]), n_boot, seed)
+        reps = np.array([np.mean([statistic(groups[s][units]) for s in chosen]) for chosen, units in draws])
+        scheme = "two-way bootstrap over {} seeds x {} {} (crossed: the same {} in every seed)"
+        desc = scheme.format(len(groups), len(groups[0]), unit, unit)
+    else:
+        rng = np.random.default_rng(seed)
+        reps = np.empty(n_boot)
+        for b in range(n_boot):
+            chosen = rng.integers(0, len(groups), size=len(groups))
+            vals = []
+            for s in chosen:
+                g = groups[s]
+                vals.append(statistic(g[rng.integers(0, len(g), size=len(g))]))
+            reps[b] = np.mean(vals)
+        desc = f"hierarchical bootstrap over {len(groups)} seeds x {sum(map(len, groups))} {unit}"
+    desc += f", {n_boot} resamples"
     ok = np.isfinite(reps)
-    desc = (
-        f"hierarchical bootstrap over {len(groups)} seeds x {sum(map(len, groups))} {unit}, "
-        f"{n_boot} resamples"
-    )
     reps = reps[ok]
     if len(reps) < n_boot / 2:
         return Estimate(value, math.nan, math.nan, level, desc, len(groups), reps)

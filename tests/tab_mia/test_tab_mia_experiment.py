@@ -22,7 +22,8 @@ def test_headline_runs_on_tiny_model(tmp_path, monkeypatch):
     ctx = RunContext("tab-mia", out_dir=tmp_path, model="tiny-random", show_progress=False)
     result = run(ctx)
     measured = [c for c in result.claims if c.verdict != Verdict.NOT_MEASURABLE]
-    assert len(measured) == 6 and all(c.interval is not None for c in measured)
+    assert len(measured) == 8 and all(c.interval is not None for c in measured)
+    assert sum(c.statement.startswith("Fine-tuning raises attack success") for c in measured) == 2
     assert any("synthetic" in c.statement for c in measured)  # main_syn on line-sep at small
     rows = result.tables["auroc"]
     assert {r["encoding"] for r in rows} == {"line-sep", "json"} and {r["epochs"] for r in rows} == {0, 3}
@@ -69,7 +70,8 @@ def test_real_chunks_scores_are_reused_from_the_base_job(tiny):
 
 def test_seeds_and_chunks_interval():
     """One seed: the bootstrap over chunks; several: the mean over seeds of the statistic, with a
-    hierarchical interval; arrays of several columns are split back as they were given."""
+    two-way interval (the same chunks in every seed); arrays of several columns are split back as they
+    were given."""
     import numpy as np
 
     from iclr26.tab_mia.experiment import _over_seeds_and_chunks
@@ -86,8 +88,45 @@ def test_seeds_and_chunks_interval():
     assert one.value == pytest.approx(stat(*seeds[0], y)) and "bootstrap over 40 chunks" in one.method
     several = _over_seeds_and_chunks(stat, seeds, y, seed=0)
     assert several.value == pytest.approx(np.mean([stat(*s, y) for s in seeds]), abs=1e-12)
-    assert "hierarchical bootstrap over 3 seeds" in several.method
+    assert "two-way bootstrap over 3 seeds x 40 chunks" in several.method
     assert several.lo < several.value < several.hi
+
+
+def _runs_with_signed_scores(per_encoding: dict, labels):
+    """``runs`` as ``_run_jobs`` returns them, 3-epoch scores only, from signed (higher = member) values
+    ``per_encoding[e][seed]`` (n_chunks,), the same for every attack."""
+    import numpy as np
+    import pandas as pd
+
+    from iclr26.tab_mia import ATTACKS, MEMBER_SIGN
+
+    def table(signed):
+        return pd.DataFrame({a: MEMBER_SIGN[a] * np.asarray(signed, float) for a in ATTACKS})
+
+    return {
+        e: {"labels": labels, "scores": {3: [table(x) for x in seeds]}} for e, seeds in per_encoding.items()
+    }
+
+
+def test_encoding_spread_has_a_simultaneous_interval_and_can_fail():
+    import numpy as np
+
+    from iclr26.tab_mia.experiment import SPREAD_BAR, _encoding_spread
+
+    rng = np.random.default_rng(2)
+    y = np.r_[np.ones(30), np.zeros(30)].astype(int)
+    leaky = [y + rng.normal(scale=0.6, size=60) for _ in range(2)]
+    blind = [rng.normal(size=60) for _ in range(2)]
+    runs = _runs_with_signed_scores({"a": leaky, "b": blind, "c": leaky}, y)
+    claim = _encoding_spread(runs, ("a", "b", "c"), seed=0, scale="test", n_boot=200)
+    means = [np.mean([_best_auroc(np.c_[x], y) for x in s]) for s in (leaky, blind)]
+    assert claim.measured == pytest.approx(max(means) - min(means), abs=1e-12)
+    lo, hi = claim.interval
+    assert SPREAD_BAR < lo < claim.measured < hi and claim.verdict == Verdict.HOLDS and claim.post_hoc
+    assert "two-way bootstrap over 2 seeds x 60 chunks" in claim.method
+    # Encodings that agree in every resample: no spread, a zero-width interval, below the bar.
+    same = _encoding_spread(_runs_with_signed_scores({"a": leaky, "b": leaky}, y), ("a", "b"), 0, "t", 50)
+    assert same.measured == 0 and same.interval == (0.0, 0.0) and same.verdict == Verdict.DOES_NOT_HOLD
 
 
 def test_headline_with_several_seeds(tmp_path, monkeypatch):
@@ -99,7 +138,7 @@ def test_headline_with_several_seeds(tmp_path, monkeypatch):
     result = run(ctx)
     by_statement = {c.statement: c for c in result.claims}
     leak = by_statement["Fine-tuning on serialised tables leaks membership: best AUROC after 3 epochs (json)"]
-    assert "hierarchical bootstrap over 2 seeds" in leak.method
+    assert "two-way bootstrap over 2 seeds x 12 chunks" in leak.method
     control = next(c for s, c in by_statement.items() if s.startswith("Control") and "json" in s)
     assert "percentile bootstrap over 12 chunks" in control.method
     rows = result.tables["auroc"]

@@ -10,10 +10,12 @@ fine-tuned with LoRA on the members (the authors' hyper-parameters) per encoding
 Fine-tuning runs in mixed precision (:data:`FINETUNE_DTYPE`), scoring in the model's fp32.
 
 Intervals: with one seed, a percentile bootstrap over the chunks (the sampled units; the seed-to-seed
-spread is not covered at ``small``); with several, a hierarchical bootstrap (seeds, then chunks within a
-seed) of the mean over seeds. The best attack is chosen inside every resample (the statistic is the
-maximum over attacks of the a-priori-direction AUROC), so the selection is not optimistic. Encodings and
-epoch counts are compared on the same chunks and seeds (paired).
+spread is not covered at ``small``); with several, a two-way bootstrap of the mean over seeds (seeds
+resampled, and one draw of the chunks for all of them: every seed fine-tunes on and scores the same
+chunks). The best attack is chosen inside every resample (the statistic is the maximum over attacks of
+the a-priori-direction AUROC), so the selection is not optimistic. Encodings and epoch counts are
+compared on the same chunks and seeds (paired). The spread over encodings has a simultaneous interval
+(:func:`_encoding_spread`).
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ import pandas as pd
 
 from ..claims import Claim, Result
 from ..runtime import RunContext, fork_map, saved_results, set_torch_threads, source_digest, worker_count
-from ..uncertainty import Estimate, bootstrap, hierarchical_bootstrap
+from ..uncertainty import Estimate, bootstrap, crossed_resamples, hierarchical_bootstrap
 from . import (
     ATTACKS,
     ENCODINGS,
@@ -52,6 +54,9 @@ MEDIUM_SEEDS = 3
 #: scoring stays in the model's fp32, as the authors' ``inference()``.
 FINETUNE_DTYPE = "bfloat16"
 PAPER = "Adult, 3 epochs, LLaMA-3.1-8B / Mistral-7B / Gemma-3-4B: best AUROC about 0.9 (abstract: up to 97 %)"
+#: The smallest spread of the best AUROC over encodings counted as "varies with the encoding". Chosen
+#: after the first medium run (whose spread was 0.027), so the claim is marked post hoc.
+SPREAD_BAR = 0.05
 
 
 def _auroc(signed: np.ndarray, labels: np.ndarray) -> float:
@@ -68,7 +73,8 @@ def _auroc(signed: np.ndarray, labels: np.ndarray) -> float:
 
 def _best_auroc(signed: np.ndarray, labels: np.ndarray) -> float:
     """Maximum over the columns of ``signed`` (n, n_attacks) of the AUROC (NaN columns ignored)."""
-    return float(np.nanmax([_auroc(signed[:, j], labels) for j in range(signed.shape[1])]))
+    aurocs = np.array([_auroc(signed[:, j], labels) for j in range(signed.shape[1])])
+    return float(np.nanmax(aurocs)) if np.isfinite(aurocs).any() else float("nan")  # NaN: one class
 
 
 def _signed(scores: pd.DataFrame) -> np.ndarray:
@@ -86,8 +92,9 @@ def _base_ppl_auroc(run: dict, seed: int) -> Estimate:
 
 def _over_seeds_and_chunks(statistic, per_seed: list[list[np.ndarray]], labels: np.ndarray, seed: int):
     """``statistic(*arrays, labels)`` with its interval: ``per_seed[i]`` holds seed i's (n_chunks, ...)
-    arrays. One seed: percentile bootstrap over the chunks (rows resampled together); several: the mean
-    over seeds, hierarchical bootstrap (seeds, then chunks within a seed)."""
+    arrays, row j the same chunk in every seed. One seed: percentile bootstrap over the chunks (rows
+    resampled together); several: the mean over seeds, two-way bootstrap (seeds, and one draw of the
+    chunks shared by them)."""
     if len(per_seed) == 1:
         return bootstrap(statistic, *per_seed[0], labels, seed=seed, unit="chunks")
     widths = np.cumsum([0] + [a.shape[1] for a in per_seed[0]])
@@ -96,7 +103,7 @@ def _over_seeds_and_chunks(statistic, per_seed: list[list[np.ndarray]], labels: 
     def on_rows(g):
         return statistic(*(g[:, lo:hi] for lo, hi in zip(widths[:-1], widths[1:])), g[:, -1])
 
-    return hierarchical_bootstrap(on_rows, rows, seed=seed, unit="chunks")
+    return hierarchical_bootstrap(on_rows, rows, seed=seed, unit="chunks", crossed=True)
 
 
 def _best_after(run: dict, epochs: int, seed: int) -> Estimate:
@@ -112,6 +119,52 @@ def _paired(sa: list, sb: list, labels: np.ndarray, seed: int) -> Estimate:
     return _over_seeds_and_chunks(
         lambda a, b, y: _best_auroc(a, y) - _best_auroc(b, y), per_seed, labels, seed
     )
+
+
+def _encoding_spread(runs: dict, encodings, seed: int, scale: str, n_boot: int = 1000) -> Claim:
+    """Range over ``encodings`` of the best AUROC after 3 epochs (mean over seeds), with a simultaneous
+    interval: with ``c`` the 95 % quantile over two-way resamples (seeds; chunks shared by every seed and
+    encoding) of the largest error of any pairwise difference, ``|(A*_a - A*_b) - (A_a - A_b)|``, every
+    pair lies within ``c`` of its estimate at once, so the true range lies in ``[max(0, R - c), R + c]``.
+    The percentile interval of the range itself would be biased upwards (a maximum over noisy pairs)."""
+    labels = runs[encodings[0]]["labels"]
+    if any(not np.array_equal(runs[e]["labels"], labels) for e in encodings):
+        raise RuntimeError("the encodings' benchmarks do not hold the same chunks in the same order")
+    signed = [[_signed(s) for s in runs[e]["scores"][3]] for e in encodings]  # [encoding][seed]
+    n_seeds = len(signed[0])
+
+    def best(chosen, rows) -> np.ndarray:
+        return np.array(
+            [np.mean([_best_auroc(per[s][rows], labels[rows]) for s in chosen]) for per in signed]
+        )
+
+    value = best(range(n_seeds), slice(None))
+    errors = []
+    for chosen, rows in crossed_resamples(n_seeds, len(labels), n_boot, seed):
+        delta = best(chosen, rows) - value
+        errors.append(np.max(np.abs(np.subtract.outer(delta, delta))))
+    errors = np.asarray(errors)
+    undefined = int((~np.isfinite(errors)).sum())  # a resample without members or non-members
+    spread = float(value.max() - value.min())
+    per_encoding = ", ".join(f"{e} {v:.3f}" for e, v in zip(encodings, value, strict=True))
+    statement = (
+        f"The encoding changes attack success: range of the best AUROC after 3 epochs over the "
+        f"{len(encodings)} encodings >= {SPREAD_BAR}"
+    )
+    kwargs = {"paper": "AUROC varies with the encoding (abstract)", "scale": scale, "post_hoc": True}
+    detail = f"best AUROC per encoding: {per_encoding}; the bar was set after the first medium run"
+    if undefined > n_boot / 2 or not np.isfinite(spread):
+        return Claim(statement, float("nan"), ">=", SPREAD_BAR, detail=detail + "; no interval", **kwargs)
+    c = float(np.quantile(errors[np.isfinite(errors)], 0.95))
+    scheme = f"two-way bootstrap over {n_seeds} seeds x" if n_seeds > 1 else "bootstrap over"
+    method = (
+        f"simultaneous interval over all encoding pairs, {scheme} {len(labels)} chunks, {n_boot} resamples"
+    )
+    method += f", {undefined} undefined resamples dropped" if undefined else ""
+    return Claim(
+        statement, spread, ">=", SPREAD_BAR, interval=(max(0.0, spread - c), spread + c), level=0.95,
+        method=method + f" (c = {c:.3f})", detail=detail, **kwargs,
+    )  # fmt: skip
 
 
 def _job(model, bench: pd.DataFrame, epochs: int, batch_size: int, seed: int, compute_dtype: str | None):
@@ -275,19 +328,19 @@ def run(ctx: RunContext) -> Result:
                 "inside each resample); bar 0.8 = the paper's 0.9 less a margin for a 135M model",
             )
         )  # fmt: skip
-    a, b = encodings[0], encodings[1]
-    diff = _paired(runs[a]["scores"][3], runs[b]["scores"][3], runs[a]["labels"], ctx.seed)
-    claims.append(
-        Claim(
-            f"The encoding changes attack success: |best AUROC({a}) - best AUROC({b})| > 0",
-            abs(diff.value), ">", 0.0, paper="AUROC varies with the encoding (Table 3)", scale=scale,
-            interval=(0.0, max(abs(diff.lo), abs(diff.hi))) if diff.lo <= 0 <= diff.hi
-            else (min(abs(diff.lo), abs(diff.hi)), max(abs(diff.lo), abs(diff.hi))),
-            method=diff.method,
-            detail=f"signed difference {diff.value:+.3f} [{diff.lo:+.3f}, {diff.hi:+.3f}], paired over the "
-            "same chunks and seeds; the interval of |d| is (0, max) when that of d contains 0",
-        )
-    )  # fmt: skip
+    for enc, r in runs.items():
+        (base,) = r["scores"][0]
+        d = _paired(r["scores"][3], [base] * len(seeds), r["labels"], ctx.seed)
+        claims.append(
+            d.claim(
+                f"Fine-tuning raises attack success: best AUROC(3 epochs) - best AUROC(un-fine-tuned) > 0 "
+                f"({enc})",
+                ">", 0.0, paper="vulnerable after as few as three epochs (abstract)", scale=scale,
+                detail="the same chunks scored by the base model: the baseline a membership signal must beat "
+                "(on one split of the chunks its AUROC differs from 0.5 by chance)",
+            )
+        )  # fmt: skip
+    claims.append(_encoding_spread(runs, encodings, ctx.seed, scale))
     for enc, r in runs.items():
         claims.append(
             _base_ppl_auroc(r, ctx.seed).claim(
