@@ -189,7 +189,7 @@ SYSTEMS: tuple[SystemEntry, ...] = (
         budget_s=360.0,
         budget_reason="LoRA fine-tuning of SmolLM2-135M on CPU (bfloat16 mixed precision) and 12 attacks "
         "scored in fp32 with the base and the tuned model, 2 encodings x 32 + 32 chunks (the issue's), 5 "
-        "jobs in 2 single-thread workers: 285-299 s (549-560 CPU-s) on 2 idle cores, 321-427 s in slow "
+        "jobs in 2 single-thread workers: 272-299 s (527-581 CPU-s) on 2 idle cores, 321-427 s in slow "
         "phases of this shared machine; fp32 fine-tuning took 397 s: see docs/tab-mia.md",
     ),
     _E(

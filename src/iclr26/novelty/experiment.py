@@ -17,8 +17,9 @@ against *our* training corpus, not its own (unknown) training data, so it is an 
 Originality is at the pre-registered ``N_PRE = 4`` (word 4-grams); the n-sweep 1..6 is reported.
 
 Intervals: quantities of trained models vary with the training seed and the prompt, so they use
-:func:`hierarchical_bootstrap` (seeds, then prompts within a seed) on per-prompt paired differences;
-quantities of human text only vary with the prompt (:func:`paired_difference` over prompts).
+:func:`hierarchical_bootstrap` on per-prompt paired differences, crossed (seeds resampled, and one draw
+of the prompts for all of them: every seed answers the same prompts); quantities of human text only vary
+with the prompt (:func:`paired_difference` over prompts).
 """
 
 from __future__ import annotations
@@ -85,7 +86,8 @@ def _mean_diff(d: np.ndarray) -> float:
 
 
 def _hier(per_seed: list[np.ndarray], seed: int):
-    return hierarchical_bootstrap(_mean_diff, per_seed, seed=seed, unit="prompts")
+    # Crossed: every seed scores the same prompts in the same order (one draw of them for all seeds).
+    return hierarchical_bootstrap(_mean_diff, per_seed, seed=seed, unit="prompts", crossed=True)
 
 
 def _prompts(corpus, cfg, rng) -> tuple[list[str], list[list[str]], list[str]]:
