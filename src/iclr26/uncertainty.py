@@ -33,6 +33,7 @@ import numpy as np
 from scipy import stats
 
 from .claims import Claim
+from .validation import check_int
 
 __all__ = [
     "Estimate",
@@ -275,9 +276,8 @@ def crossed_resamples(n_seeds: int, n_units: int, n_boot: int = 1000, seed: int 
     seed would divide it by the number of seeds).
     """
     n_boot = _check_n_boot(n_boot)
-    for name, count in (("n_seeds", n_seeds), ("n_units", n_units)):
-        if isinstance(count, bool) or not isinstance(count, int | np.integer) or count < 1:
-            raise ValueError(f"{name} must be a positive integer, got {count!r}")
+    n_seeds = check_int(n_seeds, "n_seeds", minimum=1)
+    n_units = check_int(n_units, "n_units", minimum=1)
     rng = np.random.default_rng(seed)
     # A generator, so that n_boot draws of n_units indices are never held at once; checked eagerly above.
     return (
